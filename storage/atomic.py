@@ -1,0 +1,71 @@
+"""Atomic writes: bytes reach their final name only when complete (temp file, fsync, rename).
+
+A reader never sees a half-written file under its final name, and a crash leaves at most a
+``.tmp-*`` file behind, which `remove_stale_temps` clears on the next run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import IO, Any
+
+TEMP_PREFIX = ".tmp-"
+
+
+@contextlib.contextmanager
+def atomic_path(final: Path) -> Iterator[Path]:
+    """Yield a temp path next to `final`; on success it is fsynced and renamed onto `final`."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp_name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{final.name}.", dir=final.parent)
+    os.close(fd)
+    temp = Path(temp_name)
+    try:
+        yield temp
+        with open(temp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(temp, final)
+        _fsync_dir(final.parent)
+    finally:
+        temp.unlink(missing_ok=True)
+
+
+@contextlib.contextmanager
+def atomic_open(final: Path, mode: str = "wb") -> Iterator[IO[Any]]:
+    """Open a temp file for writing that becomes `final` only if the block completes."""
+    with atomic_path(final) as temp, open(temp, mode) as handle:
+        yield handle
+
+
+def write_bytes(final: Path, data: bytes) -> None:
+    """Write `data` to `final` atomically."""
+    with atomic_open(final, "wb") as handle:
+        handle.write(data)
+
+
+def write_json(final: Path, obj: Any) -> None:
+    """Write `obj` as indented JSON to `final` atomically."""
+    write_bytes(final, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+
+
+def remove_stale_temps(directory: Path) -> int:
+    """Delete temp files left by a crashed writer in `directory`; returns how many."""
+    if not directory.is_dir():
+        return 0
+    stale = [p for p in directory.iterdir() if p.name.startswith(TEMP_PREFIX) and p.is_file()]
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return len(stale)
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

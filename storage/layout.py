@@ -1,0 +1,61 @@
+"""Where gozero's bytes live: the data-dir layout (the only module that spells these paths).
+
+    <data>/raw/<source>/             downloaded archives and extracted SGF
+    <data>/datasets/<name>/          encoded datasets: shard-*.parquet, manifest.json, quarantine.parquet
+    <data>/selfplay/gen=<k>/         self-play shards and games
+    <data>/matches/<match-id>/       evaluation games and results
+    <data>/checkpoints/<run-id>/     training checkpoints
+
+`<data>` is the explicit argument, else ``GOZERO_DATA``, else ``./gozero-data``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+DEFAULT_DATA_DIR = "gozero-data"
+_SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=-]{0,127}$")
+
+
+class LayoutError(ValueError):
+    """A name that cannot be used as a directory in the data dir."""
+
+
+def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """The data dir: `explicit`, else $GOZERO_DATA, else ./gozero-data (absolute, not created)."""
+    chosen = explicit if explicit is not None else os.environ.get("GOZERO_DATA") or DEFAULT_DATA_DIR
+    return Path(chosen).expanduser().resolve()
+
+
+def safe_name(name: str, what: str = "name") -> str:
+    """`name` if it is a plain directory name (letters, digits, . _ = -), else LayoutError."""
+    if not _SAFE_NAME.match(name) or name in {".", ".."} or ".." in name:
+        raise LayoutError(f"{what} {name!r} must be letters, digits, '.', '_', '=' or '-' (max 128)")
+    return name
+
+
+def raw_dir(data: Path, source: str) -> Path:
+    """Downloads and extracted SGF of one source."""
+    return data / "raw" / safe_name(source, "source name")
+
+
+def dataset_dir(data: Path, name: str) -> Path:
+    """One encoded dataset."""
+    return data / "datasets" / safe_name(name, "dataset name")
+
+
+def selfplay_dir(data: Path, generation: int) -> Path:
+    """Self-play output of one generation."""
+    return data / "selfplay" / f"gen={int(generation)}"
+
+
+def match_dir(data: Path, match_id: str) -> Path:
+    """Games and results of one evaluation match."""
+    return data / "matches" / safe_name(match_id, "match id")
+
+
+def checkpoint_dir(data: Path, run_id: str) -> Path:
+    """Checkpoints of one training run."""
+    return data / "checkpoints" / safe_name(run_id, "run id")

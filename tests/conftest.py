@@ -1,0 +1,53 @@
+"""Test session set-up: Prefect and MLflow state live in a temp dir, never in the user's home.
+
+This runs before any test module imports Prefect (STACK-NOTES: the harness does not isolate
+PREFECT_HOME itself), so it must stay free of Prefect and MLflow imports at module level.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_SESSION_DIR = Path(tempfile.mkdtemp(prefix="gozero-tests-"))
+os.environ["PREFECT_HOME"] = str(_SESSION_DIR / "prefect")
+os.environ.pop("PREFECT_API_URL", None)
+os.environ["DO_NOT_TRACK"] = "true"
+os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
+os.environ["PREFECT_LOGGING_LEVEL"] = os.environ.get("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{_SESSION_DIR / 'mlflow.db'}"
+os.environ["GOZERO_DATA"] = str(_SESSION_DIR / "data")
+
+GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if Path("/usr/games/gnugo").exists() else None)
+
+
+@pytest.fixture(scope="session")
+def gnugo_path() -> str:
+    """Path of the GNU Go binary; CI installs it, so a missing binary fails rather than skips."""
+    if GNUGO is None:
+        if os.environ.get("CI"):
+            pytest.fail("GNU Go is not installed (.ci/run installs the Debian package gnugo)")
+        pytest.skip("GNU Go is not installed (apt-get install -y gnugo)")
+    return GNUGO
+
+
+@pytest.fixture(scope="session")
+def prefect_harness():
+    """One temporary Prefect server for the whole session (costs 7-12 s once)."""
+    from prefect.testing.utilities import prefect_test_harness
+
+    with prefect_test_harness(server_startup_timeout=120):
+        yield
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh gozero data dir, also set as GOZERO_DATA."""
+    path = tmp_path / "gozero-data"
+    path.mkdir()
+    monkeypatch.setenv("GOZERO_DATA", str(path))
+    return path
