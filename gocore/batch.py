@@ -150,3 +150,14 @@ def playouts(state0, n, count, max_moves, seed, zobrist):
             moves += 1
         scores[g] = area_score(state, n)
     return scores
+
+
+@njit(cache=True)
+def eye_mask(state, n, color):
+    """bool[n*n+1]: points that are one-point eyes of `color` (pass is False)."""
+    width = n + 2
+    mask = np.zeros(n * n + 1, dtype=np.bool_)
+    for move in range(n * n):
+        p = to_padded(move, n)
+        mask[move] = state[p] == EMPTY and is_eye(state, width, p, color)
+    return mask

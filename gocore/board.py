@@ -15,7 +15,7 @@ from functools import lru_cache
 import numpy as np
 
 from gocore import batch, kernels
-from gocore.coords import pass_move, to_gtp
+from gocore.coords import to_gtp
 
 MIN_SIZE, MAX_SIZE = 5, 19
 HISTORY_LENGTH = 7  # earlier boards kept for feature planes (AlphaGo Zero uses t-1 .. t-7)
@@ -153,13 +153,9 @@ class Position:
         if not 0 <= move <= size * size:
             raise IllegalMove(move, size, "off-board")
         mover = self.to_play if color is None else color
-        code, state = kernels.play_copy(self._state, size, move, _code(mover), zobrist_table(size), self._seen)
+        code, state, seen = kernels.play_copy(self._state, size, move, _code(mover), zobrist_table(size), self._seen)
         if code != kernels.LEGAL:
             raise IllegalMove(move, size, kernels.REASONS[code])
-        seen = self._seen
-        if move != pass_move(size):
-            new_hash = state[5 * (size + 2) ** 2 + kernels.HASH_H]
-            seen = np.insert(seen, np.searchsorted(seen, new_hash), new_hash)
         history = (self.stones,) + self.history[: HISTORY_LENGTH - 1]
         return Position(size, self.komi, state, seen, history, move)
 
@@ -242,6 +238,12 @@ def replay_moves(start: Position, moves: np.ndarray | list[int],
         error.index = int(index)
         raise error
     return stones, movers
+
+
+def own_eye_mask(position: Position, color: int | None = None) -> np.ndarray:
+    """bool[N*N+1]: one-point eyes of `color` (default: side to move) that it should not fill."""
+    mover = position.to_play if color is None else color
+    return batch.eye_mask(position._state, position.size, _code(mover))
 
 
 def random_playouts(start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:

@@ -198,16 +198,14 @@ def hash_after(state, width, points, p, color, zobrist):
     head, libs, nxt = 2 * points, 3 * points, points
     h_new = state[5 * points + HASH_H] ^ zobrist[color, p]
     opp = 3 - color
-    done = np.full(4, -1, dtype=np.int64)
-    k = 0
+    done0 = done1 = done2 = -1  # heads already captured: at most 3 other neighbours
     for q in (p - 1, p + 1, p - width, p + width):
         if state[q] != opp:
             continue
         h = state[head + q]
-        if h == done[0] or h == done[1] or h == done[2] or h == done[3]:
+        if h == done0 or h == done1 or h == done2:
             continue
-        done[k] = h
-        k += 1
+        done0, done1, done2 = h, done0, done1
         adjacent = 0
         for r in (p - 1, p + 1, p - width, p + width):
             if state[r] == opp and state[head + r] == h:
@@ -253,17 +251,26 @@ def legal_mask(state, n, color, zobrist, seen):
 
 @njit(cache=True)
 def play_copy(state, n, move, color, zobrist, seen):
-    """(code, new state): a copy with `move` played, or the refusal code and an empty array."""
+    """(code, new state, new seen): `move` played on a copy, its board hash added to `seen`.
+
+    On a refusal the code says why and both arrays are empty.
+    """
     code = full_code(state, n, move, color, zobrist, seen)
     if code != LEGAL:
-        return code, np.empty(0, dtype=np.int64)
+        return code, np.empty(0, dtype=np.int64), np.empty(0, dtype=np.int64)
     width, points = _dims(n)
     out = state.copy()
     if move == n * n:
         play_pass(out, points, color)
-    else:
-        place(out, width, points, to_padded(move, n), color, zobrist, out[:0], -1)
-    return LEGAL, out
+        return LEGAL, out, seen.copy()
+    place(out, width, points, to_padded(move, n), color, zobrist, out[:0], -1)
+    h = out[5 * points + HASH_H]
+    i = np.searchsorted(seen, h)
+    new_seen = np.empty(seen.shape[0] + 1, dtype=np.int64)
+    new_seen[:i] = seen[:i]
+    new_seen[i] = h
+    new_seen[i + 1:] = seen[i:]
+    return LEGAL, out, new_seen
 
 
 @njit(cache=True)

@@ -1,0 +1,30 @@
+# gozero: `make run` and `make test` do all set-up on a fresh machine (Python >= 3.11 on PATH).
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: install run test test-fast bench clean
+
+# Re-install only when the dependency lists change. The constraints file pins every version
+# verified together (torch CPU build, prefect 3.8.8 with fastapi<0.151, mlflow 3.17.2).
+$(STAMP): pyproject.toml constraints.txt
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -c constraints.txt "torch==2.13.0"
+	$(BIN)/python -m pip install --quiet -c constraints.txt -e ".[test]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/gozero run
+
+test: install
+	$(BIN)/python -m pytest -q
+
+bench: install
+	$(BIN)/python -m benchmarks.gocore
+
+clean:
+	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
