@@ -24,6 +24,7 @@ def atomic_path(final: Path) -> Iterator[Path]:
     fd, temp_name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{final.name}.", dir=final.parent)
     os.close(fd)
     temp = Path(temp_name)
+    os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes 0600; final files get the usual mode
     try:
         yield temp
         with open(temp, "rb+") as handle:
@@ -60,6 +61,12 @@ def remove_stale_temps(directory: Path) -> int:
     for path in stale:
         path.unlink(missing_ok=True)
     return len(stale)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _fsync_dir(directory: Path) -> None:
