@@ -171,8 +171,8 @@ def legal_code(state, width, points, p, color):
     """LEGAL, OCCUPIED, KO or SUICIDE for a stone of `color` at padded point p (no superko)."""
     if state[p] != EMPTY:
         return OCCUPIED
-    if p == state[5 * points + KO_H]:
-        return KO
+    if p == state[5 * points + KO_H] and color == state[5 * points + TO_PLAY_H]:
+        return KO  # only the side whose stone was just taken may not retake at once
     head, libs = 2 * points, 3 * points
     for q in (p - 1, p + 1, p - width, p + width):
         if state[q] == EMPTY:
