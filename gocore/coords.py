@@ -79,7 +79,8 @@ def from_gtp(text: str, size: int) -> int:
     vertex = text.strip().upper()
     if vertex == "PASS":
         return pass_move(size)
-    if len(vertex) < 2 or vertex[0] not in GTP_COLUMNS or not vertex[1:].isdigit():
+    digits = vertex[1:]
+    if len(vertex) < 2 or vertex[0] not in GTP_COLUMNS or not (digits.isascii() and digits.isdigit()):
         raise CoordinateError(f"{text!r} is not a GTP vertex (like 'D4' or 'pass')")
     col = GTP_COLUMNS.index(vertex[0])
     row = size - int(vertex[1:])
