@@ -1,0 +1,157 @@
+"""Ingest speed: SGF text -> Parquet rows on disk (agz17, 8x augmented), 9x9, side by side with a
+straightforward baseline on the same games, plus the speed-up from 1 to 2 worker processes.
+
+    python -m benchmarks.ingest [--games 2000] [--baseline-games 300]
+
+The baseline is what one would write first: sgfmill parse, `sgfmill.boards` replay, numpy planes
+built per position, `numpy.rot90`/`fliplr` per position and symmetry, packbits, the same writer.
+Last line: ``ingest: games_per_s=<n> x_baseline=<ratio> bytes_per_row=<n> scaling_2w=<ratio>``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_NUM_THREADS", "1")
+
+import numpy as np  # noqa: E402
+from sgfmill import boards, sgf as sgfmill_sgf  # noqa: E402
+
+from gocore import sgf  # noqa: E402
+from gocore.agents import RandomAgent  # noqa: E402
+from gocore.encode import EncodeOptions  # noqa: E402
+from gocore.match import play_game  # noqa: E402
+from storage import datasets  # noqa: E402
+from tasks.encode import encode_shard, group_files, list_sgf_files, shard_key, ShardSpec  # noqa: E402
+
+SIZE = 9
+OPTIONS = EncodeOptions(encoder="agz17", augment="all8", size=SIZE)
+
+
+def write_games(folder: Path, count: int, seed: int) -> None:
+    """`count` random 9x9 games of 40-80 moves (typical 9x9 lengths), one SGF file each."""
+    rng = np.random.default_rng(seed)
+    folder.mkdir(parents=True)
+    for i in range(count):
+        game = play_game(RandomAgent(seed=seed + 2 * i), RandomAgent(seed=seed + 2 * i + 1), SIZE,
+                         max_moves=int(rng.integers(40, 81)))
+        record = sgf.GameRecord(size=SIZE, komi=7.5, moves=game.moves, winner=game.winner,
+                                result=game.result, player_black="b", player_white="w")
+        (folder / f"game-{i:05d}.sgf").write_text(sgf.write(record))
+
+
+def plan(folder: Path, target_rows: int) -> list[ShardSpec]:
+    groups = group_files(list_sgf_files([str(folder)], folder.parent), OPTIONS, target_rows)
+    return [ShardSpec(i, shard_key(g, OPTIONS), tuple(str(p) for p, _ in g), tuple(lab for _, lab in g))
+            for i, g in enumerate(groups)]
+
+
+def encode_one(shard: ShardSpec, out: str) -> dict:
+    """The encode task's own function, without Prefect around it (picklable for the pool)."""
+    return encode_shard.fn(shard, out, OPTIONS)
+
+
+def encode_all(shards: list[ShardSpec], out: Path, pool: multiprocessing.pool.Pool | None) -> list[dict]:
+    args = [(shard, str(out)) for shard in shards]
+    if pool is None:
+        return [encode_one(*a) for a in args]
+    return pool.starmap(encode_one, args)
+
+
+def baseline_encode(files: list[Path], out: Path) -> int:
+    """The straightforward path, one position and one symmetry at a time; returns rows."""
+    columns: dict[str, list] = {name: [] for name in datasets.ROW_SCHEMA.names}
+    for path in files:
+        game = sgfmill_sgf.Sgf_game.from_bytes(path.read_bytes())
+        winner = {"b": 1, "w": -1}.get(game.get_winner(), 0)
+        board, history = boards.Board(SIZE), []
+        for number, node in enumerate(game.get_main_sequence()[1:]):
+            colour, point = node.get_move()
+            stones = np.zeros((SIZE, SIZE), np.int8)
+            for c, (row, col) in board.list_occupied_points():
+                stones[SIZE - 1 - row, col] = 1 if c == "b" else -1
+            history.insert(0, stones)
+            mover = 1 if colour == "b" else -1
+            planes = []
+            for lag in range(8):
+                past = history[lag] if lag < len(history) else np.zeros((SIZE, SIZE), np.int8)
+                planes += [past == mover, past == -mover]
+            planes.append(np.full((SIZE, SIZE), mover == 1))
+            planes = np.array(planes, np.uint8)
+            move = SIZE * SIZE if point is None else (SIZE - 1 - point[0]) * SIZE + point[1]
+            for k in range(8):
+                sym = np.rot90(planes, k % 4, axes=(1, 2))
+                sym = np.flip(sym, axis=2) if k >= 4 else sym
+                one_hot = np.zeros(SIZE * SIZE, np.uint8)
+                if move < SIZE * SIZE:
+                    one_hot[move] = 1
+                    grid = np.rot90(one_hot.reshape(SIZE, SIZE), k % 4)
+                    grid = np.fliplr(grid) if k >= 4 else grid
+                    sym_move = int(np.flatnonzero(grid.ravel())[0])
+                else:
+                    sym_move = move
+                columns["planes"].append(np.packbits(sym))
+                columns["move"].append(sym_move)
+                columns["symmetry"].append(k)
+                columns["value"].append(winner * mover)
+                columns["move_number"].append(number)
+                columns["game_id"].append(path.stem)
+                columns["source"].append(path.name)
+            if point is not None:
+                board.play(point[0], point[1], colour)
+    rows = len(columns["move"])
+    table = datasets.rows_table({
+        **{k: np.array(v) for k, v in columns.items() if k not in ("planes", "encoder", "size", "komi")},
+        "planes": np.array(columns["planes"]), "encoder": np.full(rows, "agz17", object),
+        "size": np.full(rows, SIZE, np.int8), "komi": np.full(rows, 7.5, np.float32),
+        "game_id": np.array(columns["game_id"], object), "source": np.array(columns["source"], object)})
+    datasets.write_parquet(out / "baseline.parquet", table)
+    return rows
+
+
+def timed(fn):
+    start = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - start, result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=2000, help="9x9 games to encode")
+    parser.add_argument("--baseline-games", type=int, default=300, help="games for the slower baseline")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="gozero-bench-") as tmp:
+        root = Path(tmp)
+        write_games(root / "raw" / "games", args.games, seed=1)
+        files = sorted((root / "raw" / "games").iterdir())
+        shards = plan(root / "raw" / "games", target_rows=len(files) * 60 * 8 // 8)
+        encode_all(plan(root / "raw" / "games", 10**9)[:1], root / "warm", None)  # numba cache, imports
+
+        t_one, stats = timed(lambda: encode_all(shards, root / "one", None))
+        rows, size = sum(s["rows"] for s in stats), sum(s["bytes"] for s in stats)
+        games = sum(len(s["games"]) for s in stats)
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(2) as pool:
+            pool.starmap(encode_all, [(shards[:1], str(root / f"warm{i}"), None) for i in range(2)])
+            t_two, _ = timed(lambda: encode_all(shards, root / "two", pool))
+        (root / "base").mkdir()
+        t_base, base_rows = timed(lambda: baseline_encode(files[: args.baseline_games], root / "base"))
+
+    ours, base = games / t_one, args.baseline_games / t_base
+    print(f"games: {games} random 9x9 games, {rows:,} rows (agz17, all8), {len(shards)} shards")
+    print(f"gozero encode, 1 worker     {ours:>10,.0f} games/s  {rows / t_one:>12,.0f} rows/s")
+    print(f"baseline (sgfmill + numpy)  {base:>10,.0f} games/s  {base_rows / t_base:>12,.0f} rows/s "
+          f"({args.baseline_games} games)")
+    print(f"gozero encode, 2 workers    {games / t_two:>10,.0f} games/s  (x{t_one / t_two:.2f} vs 1 worker)")
+    print(f"bytes per row on disk       {size / rows:>10.1f}  (packed planes: {(17 * 81 + 7) // 8} bytes raw)")
+    print(f"ingest: games_per_s={ours:.0f} x_baseline={ours / base:.1f} bytes_per_row={size / rows:.1f} "
+          f"scaling_2w={t_one / t_two:.2f}")
+
+
+if __name__ == "__main__":
+    main()

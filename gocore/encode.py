@@ -1,0 +1,177 @@
+"""From game records to training rows: filters, replay, feature planes, symmetries, shuffle.
+
+`ShardEncoder` is the ingest hot path for one shard: `add_game` checks a record against the
+filters and the rules (one numba replay per game) and buffers it; `finish` encodes every buffered
+game in one batched call (planes packed as on disk, `storage.datasets.ROW_SCHEMA`), applies the
+augmentation and shuffles the rows so that copies of one position, and neighbouring positions
+of one game, are not adjacent. Nothing here touches files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from gocore import features, symmetry
+from gocore.board import IllegalMove, Position, replay_moves
+from gocore.sgf import GameRecord
+
+AUGMENTATIONS = ("all8", "random1", "none")
+
+
+@dataclass(frozen=True)
+class EncodeOptions:
+    """How SGF games become rows; part of the dataset's identity (and of every cache key)."""
+
+    encoder: str = "agz17"  # feature encoder name (gocore.features.ENCODERS)
+    augment: str = "all8"  # all8: every position x 8 symmetries; random1: one random; none
+    size: int = 9  # only games on this board size are kept
+    allow_handicap: bool = True  # keep handicap games (HA >= 2 or setup stones)
+    min_moves: int = 1  # games with fewer moves are refused
+    require_result: bool = True  # refuse games whose winner is unknown (RE missing, ?, Void)
+
+    def __post_init__(self) -> None:
+        features.get_encoder(self.encoder)
+        if self.augment not in AUGMENTATIONS:
+            raise ValueError(f"augment must be one of {', '.join(AUGMENTATIONS)}, not {self.augment!r}")
+
+
+def game_id(record: GameRecord) -> str:
+    """Stable 16-hex-digit id of a game: size, setup stones and moves (not names or komi)."""
+    digest = hashlib.blake2b(digest_size=8)
+    digest.update(np.array([record.size], np.int64).tobytes())
+    for stones in (sorted(record.setup_black), sorted(record.setup_white)):
+        digest.update(np.array([-1] + stones, np.int64).tobytes())
+    digest.update(np.array(record.moves, np.int64).reshape(-1).tobytes())
+    return digest.hexdigest()
+
+
+def filter_reason(record: GameRecord, options: EncodeOptions) -> str | None:
+    """Why the filters refuse this game (``filter:<name>``), or None to keep it."""
+    if record.size != options.size:
+        return "filter:size"
+    if not options.allow_handicap and (record.handicap >= 2 or record.setup_black or record.setup_white):
+        return "filter:handicap"
+    if len(record.moves) < options.min_moves:
+        return "filter:min-moves"
+    if options.require_result and record.winner is None:
+        return "filter:no-result"
+    return None
+
+
+@dataclass
+class _Pending:
+    """Replayed games waiting for `finish`."""
+
+    stones: list[np.ndarray] = field(default_factory=list)  # (T+1, N, N) int8 per game
+    movers: list[np.ndarray] = field(default_factory=list)  # (T,) int8 per game
+    moves: list[np.ndarray] = field(default_factory=list)  # (T,) int16 per game
+    values: list[np.ndarray] = field(default_factory=list)  # (T,) int8: +1 mover won
+    game_ids: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)
+    komis: list[float] = field(default_factory=list)
+    winners: list[int] = field(default_factory=list)  # +1 black, -1 white, 0 jigo or unknown
+
+
+class ShardEncoder:
+    """Collects the games of one shard and turns them into shuffled rows."""
+
+    def __init__(self, options: EncodeOptions, seed: int):
+        self.options = options
+        self._rng = np.random.default_rng(seed)
+        self._pending = _Pending()
+        self._seen: set[str] = set()
+
+    def add_game(self, record: GameRecord, source: str) -> tuple[str, str] | None:
+        """Buffer a game; returns (reason, detail) if it is refused, else None."""
+        reason = filter_reason(record, self.options)
+        if reason is not None:
+            return reason, ""
+        gid = game_id(record)
+        if gid in self._seen:
+            return "duplicate", f"game_id {gid}"
+        try:
+            start = Position.from_setup(record.size, record.setup_black, record.setup_white,
+                                        record.first_to_play, record.komi)
+        except ValueError as error:
+            return "setup-conflict", str(error)
+        played = np.array(record.moves, np.int64).reshape(-1, 2)  # (T, 2): colour, move; T may be 0
+        colors, moves = played[:, 0], played[:, 1]
+        try:
+            stones, movers = replay_moves(start, moves, colors)
+        except IllegalMove as error:
+            return f"illegal-move@{error.index + 1}", str(error)
+        self._seen.add(gid)
+        self._buffer(record, gid, source, stones, movers, moves)
+        return None
+
+    def _buffer(self, record: GameRecord, gid: str, source: str, stones: np.ndarray,
+                movers: np.ndarray, moves: np.ndarray) -> None:
+        pending = self._pending
+        pending.stones.append(stones)
+        pending.movers.append(movers)
+        pending.moves.append(moves.astype(np.int16))
+        pending.values.append((movers * (record.winner or 0)).astype(np.int8))
+        pending.game_ids.append(gid)
+        pending.sources.append(source)
+        pending.komis.append(record.komi)
+        pending.winners.append(record.winner or 0)
+
+    def game_list(self) -> list[list]:
+        """[game_id, source, moves, winner] of every accepted game, in order added."""
+        pending = self._pending
+        return [[gid, source, len(moves), winner] for gid, source, moves, winner
+                in zip(pending.game_ids, pending.sources, pending.moves, pending.winners)]
+
+    def finish(self) -> dict[str, np.ndarray | list]:
+        """All rows as columns of `storage.datasets.ROW_SCHEMA`, shuffled; empty if no game."""
+        pending, size = self._pending, self.options.size
+        if not pending.game_ids:
+            return empty_columns(self.options)
+        lengths = np.array([len(m) for m in pending.movers])
+        per_position = {  # (R,) columns of the un-augmented positions, game after game
+            "move": np.concatenate(pending.moves),
+            "value": np.concatenate(pending.values),
+            "move_number": np.concatenate([np.arange(n, dtype=np.int16) for n in lengths]),
+            "game": np.repeat(np.arange(len(lengths)), lengths),
+        }
+        planes, symmetries, index = self._planes(pending, per_position["move"])
+        game = per_position["game"][index]
+        columns = {
+            "encoder": np.full(len(planes), self.options.encoder, dtype=object),
+            "size": np.full(len(planes), size, dtype=np.int8),
+            "planes": planes,
+            "move": symmetry.move_table(size)[symmetries, per_position["move"][index]].astype(np.int16),
+            "value": per_position["value"][index],
+            "game_id": np.array(pending.game_ids, dtype=object)[game],
+            "move_number": per_position["move_number"][index],
+            "symmetry": symmetries.astype(np.int8),
+            "komi": np.array(pending.komis, dtype=np.float32)[game],
+            "source": np.array(pending.sources, dtype=object)[game],
+        }
+        order = self._rng.permutation(len(planes))
+        return {name: value[order] for name, value in columns.items()}
+
+    def _planes(self, pending: _Pending, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(packed planes (R', nbytes), symmetry (R',), position index (R',)) for the augmentation."""
+        options, positions = self.options, len(moves)
+        if options.augment == "random1":
+            symmetries = self._rng.integers(0, 8, positions)
+            packed = features.encode_games_packed_per_row(pending.stones, pending.movers, options.encoder, symmetries)
+            return packed, symmetries, np.arange(positions)
+        chosen = range(8) if options.augment == "all8" else (0,)
+        packed = features.encode_games_packed(pending.stones, pending.movers, options.encoder, chosen)
+        symmetries = np.tile(np.array(chosen), positions)
+        return packed, symmetries, np.repeat(np.arange(positions), len(chosen))
+
+
+def empty_columns(options: EncodeOptions) -> dict[str, np.ndarray]:
+    """Zero rows with the right dtypes (a shard whose games were all refused)."""
+    nbytes = features.packed_nbytes(features.get_encoder(options.encoder).num_planes, options.size)
+    return {"encoder": np.array([], object), "size": np.array([], np.int8),
+            "planes": np.zeros((0, nbytes), np.uint8), "move": np.array([], np.int16),
+            "value": np.array([], np.int8), "game_id": np.array([], object),
+            "move_number": np.array([], np.int16), "symmetry": np.array([], np.int8),
+            "komi": np.array([], np.float32), "source": np.array([], object)}

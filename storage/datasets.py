@@ -1,0 +1,218 @@
+"""Encoded SGF datasets on disk: the Parquet schema, shard and quarantine writers, the manifest.
+
+A dataset directory holds ``shard-*.parquet`` (training rows), ``quarantine.parquet`` (every
+refused game with its reason) and ``manifest.json``, written last: readers trust only the shards
+the manifest lists, so a crash mid-way never exposes a partial dataset. Per-shard progress lives
+in ``.work/`` (stats and quarantine parts) so a rerun skips finished shards.
+
+Row schema (one row per position per symmetry):
+
+============  ========  ===============================================================
+column        type      meaning
+============  ========  ===============================================================
+encoder       string    feature encoder name (``agz17``, ``oneplane``)
+size          int8      board size N
+planes        binary    ``numpy.packbits`` of the uint8 planes (C, N, N), C order, big-endian bits
+move          int16     move played, in this row's symmetry frame (pass = N*N)
+value         int8      +1 the side to move won, -1 lost, 0 jigo or unknown
+game_id       string    stable hash of size + komi-free setup + moves (16 hex digits)
+move_number   int16     0-based index of the move in the game
+symmetry      int8      dihedral symmetry 0..7 applied (0 = identity)
+komi          float32   komi of the game
+source        string    ``<file relative to the raw dir>#<game index in the file>``
+============  ========  ===============================================================
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from storage.atomic import atomic_path, remove_stale_temps, write_json
+
+MANIFEST = "manifest.json"
+QUARANTINE = "quarantine.parquet"
+WORK_DIR = ".work"
+
+ROW_SCHEMA = pa.schema([
+    ("encoder", pa.string()),
+    ("size", pa.int8()),
+    ("planes", pa.binary()),
+    ("move", pa.int16()),
+    ("value", pa.int8()),
+    ("game_id", pa.string()),
+    ("move_number", pa.int16()),
+    ("symmetry", pa.int8()),
+    ("komi", pa.float32()),
+    ("source", pa.string()),
+])
+
+QUARANTINE_SCHEMA = pa.schema([
+    ("file", pa.string()),
+    ("game_index", pa.int32()),
+    ("reason", pa.string()),
+    ("detail", pa.string()),
+])
+
+
+class DatasetError(RuntimeError):
+    """A dataset that is missing, incomplete or does not match the schema."""
+
+
+def binary_column(packed: np.ndarray) -> pa.Array:
+    """A Parquet binary column over fixed-width rows of packed bytes, without copying them."""
+    rows, width = packed.shape  # (R, nbytes) uint8
+    offsets = np.arange(0, (rows + 1) * width, width, dtype=np.int32)
+    data = np.ascontiguousarray(packed).reshape(-1)
+    return pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def rows_table(columns: dict[str, Any]) -> pa.Table:
+    """A table in ROW_SCHEMA from numpy columns (planes as (R, nbytes) uint8)."""
+    arrays = []
+    for field in ROW_SCHEMA:
+        value = columns[field.name]
+        if field.name == "planes":
+            arrays.append(binary_column(value))
+        else:
+            arrays.append(pa.array(value, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=ROW_SCHEMA)
+
+
+def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536) -> int:
+    """Write `table` atomically with zstd; returns the file's size in bytes."""
+    with atomic_path(path) as temp:
+        pq.write_table(table, temp, compression="zstd", row_group_size=row_group_size,
+                       use_dictionary=["encoder", "source", "game_id"])
+    return path.stat().st_size
+
+
+def quarantine_table(entries: Sequence[dict[str, Any]]) -> pa.Table:
+    """Refused games as a table: file, game_index (-1 = the whole file), reason, detail."""
+    return pa.Table.from_pylist(list(entries), schema=QUARANTINE_SCHEMA)
+
+
+def work_dir(dataset: Path) -> Path:
+    """Per-shard progress (stats, quarantine parts) of a dataset being built."""
+    return dataset / WORK_DIR
+
+
+def shard_done(dataset: Path, key: str) -> dict[str, Any] | None:
+    """The stats of a finished shard with this key, or None if it must be (re)built."""
+    stats_path = work_dir(dataset) / f"stats-{key}.json"
+    if not stats_path.exists():
+        return None
+    stats = json.loads(stats_path.read_text())
+    shard = dataset / stats["shard"]
+    if stats["rows"] and (not shard.exists() or shard.stat().st_size != stats["bytes"]):
+        return None
+    return stats
+
+
+def record_shard(dataset: Path, key: str, stats: dict[str, Any], refused: Sequence[dict[str, Any]]) -> None:
+    """Mark a shard finished: its quarantine part, then its stats (written last)."""
+    write_parquet(work_dir(dataset) / f"quarantine-{key}.parquet", quarantine_table(refused))
+    write_json(work_dir(dataset) / f"stats-{key}.json", stats)
+
+
+def clean_partial(dataset: Path) -> int:
+    """Remove temp files a crashed writer left behind; returns how many."""
+    return remove_stale_temps(dataset) + remove_stale_temps(work_dir(dataset))
+
+
+def merge_quarantine(dataset: Path, keys: Iterable[str], extra: Sequence[dict[str, Any]]) -> int:
+    """Write quarantine.parquet from the shards' parts plus `extra`; returns the row count."""
+    tables = [pq.read_table(work_dir(dataset) / f"quarantine-{key}.parquet") for key in keys]
+    tables.append(quarantine_table(extra))
+    merged = pa.concat_tables(tables).cast(QUARANTINE_SCHEMA)
+    path = dataset / QUARANTINE
+    if not (path.exists() and pq.read_table(path).equals(merged)):  # a rerun rewrites nothing
+        write_parquet(path, merged)
+    return merged.num_rows
+
+
+def write_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
+    """Write manifest.json, last: from now on the dataset is complete."""
+    write_json(dataset / MANIFEST, manifest)
+
+
+def read_manifest(dataset: Path) -> dict[str, Any]:
+    """The manifest of a complete dataset; DatasetError if there is none."""
+    path = dataset / MANIFEST
+    if not path.exists():
+        raise DatasetError(f"{dataset} has no {MANIFEST}: the dataset is missing or was not finished")
+    return json.loads(path.read_text())
+
+
+def shard_paths(dataset: Path) -> list[Path]:
+    """The shards a complete dataset's manifest lists, in order."""
+    return [dataset / shard["file"] for shard in read_manifest(dataset)["shards"]]
+
+
+def remove_unlisted_shards(dataset: Path, listed: Iterable[str]) -> list[str]:
+    """Delete shard files the manifest does not list (from an earlier, different build)."""
+    keep = set(listed)
+    removed = [p.name for p in dataset.glob("shard-*.parquet") if p.name not in keep]
+    for name in removed:
+        (dataset / name).unlink()
+    return removed
+
+
+def filter_out_games(shard: Path, game_ids: set[str]) -> tuple[int, int]:
+    """Rewrite a shard without the rows of `game_ids`; returns (rows left, bytes on disk)."""
+    import pyarrow.compute as pc
+
+    table = pq.read_table(shard)
+    keep = pc.invert(pc.is_in(table["game_id"], value_set=pa.array(sorted(game_ids), pa.string())))
+    table = table.filter(keep)
+    if table.num_rows == 0:
+        shard.unlink()
+        return 0, 0
+    return table.num_rows, write_parquet(shard, table)
+
+
+def summary(dataset: Path) -> dict[str, Any]:
+    """Games, positions, rows, bytes per row, results, game lengths and refusals, via polars."""
+    import polars as pl
+
+    manifest = read_manifest(dataset)
+    listed = [json.loads((work_dir(dataset) / f"stats-{shard['key']}.json").read_text())
+              for shard in manifest["shards"]]
+    games = pl.DataFrame(
+        [g for stats in listed for g in stats["games"] if g[0] not in set(stats.get("dropped", ()))],
+        schema={"game_id": pl.String, "source": pl.String, "moves": pl.Int64, "winner": pl.Int64},
+        orient="row",
+    )
+    lengths = (games.group_by((pl.col("moves") // 10 * 10).alias("from")).len().sort("from"))
+    results = games.group_by("winner").len()
+    refusals = (pl.read_parquet(dataset / QUARANTINE)
+                .group_by(pl.col("reason").str.replace(r"@\d+$", "").alias("reason")).len()
+                .sort("len", descending=True))
+    rows = manifest["rows"]
+    return {
+        "games": games.height, "positions": int(games["moves"].sum() or 0), "rows": rows,
+        "bytes": manifest["bytes"], "bytes_per_row": manifest["bytes"] / rows if rows else 0.0,
+        "results": {{1: "black", -1: "white", 0: "jigo/unknown"}[w]: n for w, n in results.iter_rows()},
+        "length_histogram": {f"{lo}-{lo + 9}": n for lo, n in lengths.iter_rows()},
+        "refusals": dict(refusals.iter_rows()),
+        "games_refused": manifest["games_refused"],
+    }
+
+
+def summary_markdown(name: str, facts: dict[str, Any]) -> str:
+    """The summary as a Markdown report (a Prefect artifact)."""
+    lines = [f"# Dataset `{name}`", "", "| measure | value |", "|---|---|"]
+    for key in ("games", "positions", "rows", "bytes", "games_refused"):
+        lines.append(f"| {key} | {facts[key]:,} |")
+    lines.append(f"| bytes per row on disk | {facts['bytes_per_row']:.1f} |")
+    for title, table in (("Results", facts["results"]), ("Game lengths (moves)", facts["length_histogram"]),
+                         ("Refusals by reason", facts["refusals"])):
+        lines += ["", f"## {title}", "", "| | games |", "|---|---|"]
+        lines += [f"| {key} | {value:,} |" for key, value in table.items()] or ["| (none) | 0 |"]
+    return "\n".join(lines)

@@ -1,0 +1,232 @@
+"""Prefect tasks that turn extracted SGF files into a Parquet dataset.
+
+`plan_shards` groups the files into shards keyed by their content and the encode options;
+`encode_shard` (mapped in parallel) writes one shard and its refusals; `finalize_dataset`
+removes games duplicated across shards, merges the quarantine, writes the manifest (last) and
+summarises the dataset with polars. A shard whose key is already recorded is never encoded
+twice, with or without Prefect's cache, so a rerun after a crash resumes without duplicates.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from gocore import sgf
+from gocore.encode import EncodeOptions, ShardEncoder
+from storage import datasets
+from storage.atomic import write_json
+
+ENCODE_VERSION = "2"  # bump when rows for the same input and options would change (2: .sgfs read by line)
+SGF_SUFFIXES = (".sgf", ".sgfs")
+BYTES_PER_MOVE = 6  # ";B[dd]": turns SGF size into an estimate of rows
+AUGMENT_FACTOR = {"all8": 8, "random1": 1, "none": 1}
+
+
+@dataclass(frozen=True)
+class ShardSpec:
+    """One unit of parallel encoding: a few SGF files and the key of their content + options."""
+
+    index: int
+    key: str
+    files: tuple[str, ...]  # absolute paths
+    labels: tuple[str, ...]  # the same files as named in the `source` column
+
+
+def list_sgf_files(roots: list[str], base: Path) -> list[tuple[Path, str]]:
+    """(path, label) of every SGF file under the roots, sorted; labels are relative to `base`."""
+    found = []
+    for root in map(Path, roots):
+        paths = [root] if root.is_file() else sorted(root.rglob("*"))
+        for path in paths:
+            if path.is_file() and path.suffix.lower() in SGF_SUFFIXES and not path.name.startswith("."):
+                label = path.relative_to(base) if path.is_relative_to(base) else Path(path.name)
+                found.append((path, label.as_posix()))
+    return found
+
+
+def group_files(files: list[tuple[Path, str]], options: EncodeOptions, target_rows: int) -> list[list[tuple[Path, str]]]:
+    """Consecutive groups of files whose estimated row count stays near `target_rows`."""
+    per_byte = AUGMENT_FACTOR[options.augment] / BYTES_PER_MOVE
+    groups: list[list[tuple[Path, str]]] = [[]]
+    estimate = 0.0
+    for path, label in files:
+        rows = path.stat().st_size * per_byte
+        if groups[-1] and estimate + rows > target_rows:
+            groups.append([])
+            estimate = 0.0
+        groups[-1].append((path, label))
+        estimate += rows
+    return [group for group in groups if group]
+
+
+def shard_key(group: list[tuple[Path, str]], options: EncodeOptions) -> str:
+    """Hash of the files' labels and bytes, the options and the encoder version."""
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(json.dumps([asdict(options), ENCODE_VERSION], sort_keys=True).encode())
+    for path, label in group:
+        digest.update(label.encode() + b"\0")
+        digest.update(hashlib.blake2b(path.read_bytes(), digest_size=16).digest())
+    return digest.hexdigest()
+
+
+@task(cache_policy=NO_CACHE)
+def plan_shards(roots: list[str], base_dir: str, dataset_dir: str, options: EncodeOptions,
+                target_rows: int = 400_000) -> list[ShardSpec]:
+    """Split the SGF files under `roots` into shards; the plan is saved for progress display."""
+    dataset = Path(dataset_dir)
+    datasets.clean_partial(dataset)
+    groups = group_files(list_sgf_files(roots, Path(base_dir)), options, target_rows)
+    plan = [ShardSpec(i, shard_key(g, options), tuple(str(p) for p, _ in g), tuple(lab for _, lab in g))
+            for i, g in enumerate(groups)]
+    plan_path = datasets.work_dir(dataset) / "plan.json"
+    document = [asdict(spec) for spec in plan]
+    if not plan_path.exists() or json.loads(plan_path.read_text()) != json.loads(json.dumps(document)):
+        write_json(plan_path, document)  # only when changed: a rerun rewrites nothing
+    return plan
+
+
+def _cache_key(context: Any, parameters: dict[str, Any]) -> str | None:
+    """Prefect cache key of a shard, offered only while its output is really on disk."""
+    shard: ShardSpec = parameters["shard"]
+    if datasets.shard_done(Path(parameters["dataset_dir"]), shard.key) is None:
+        return None
+    return f"encode-shard-{shard.key}"
+
+
+@task(cache_key_fn=_cache_key, persist_result=True)
+def encode_shard(shard: ShardSpec, dataset_dir: str, options: EncodeOptions) -> dict[str, Any]:
+    """Encode one shard's games to ``shard-*.parquet``; returns its stats (rows, games, refusals)."""
+    dataset = Path(dataset_dir)
+    done = datasets.shard_done(dataset, shard.key)
+    return done if done is not None else _encode(shard, dataset, options)
+
+
+def _encode(shard: ShardSpec, dataset: Path, options: EncodeOptions) -> dict[str, Any]:
+    """Encode every game of the shard's files and record the shard (file, then stats)."""
+    encoder = ShardEncoder(options, seed=int(shard.key[:8], 16))
+    refused: list[dict[str, Any]] = []
+    for path, label in zip(shard.files, shard.labels):
+        refused.extend(_add_file(encoder, Path(path), label))
+    columns = encoder.finish()
+    name = f"shard-{shard.index:05d}-{shard.key[:8]}.parquet"
+    rows = len(columns["planes"])
+    size = datasets.write_parquet(dataset / name, datasets.rows_table(columns)) if rows else 0
+    # "games" lists every game encoded; "dropped" those later removed as cross-shard duplicates.
+    stats = {"shard": name, "key": shard.key, "rows": rows, "bytes": size, "games": encoder.game_list(),
+             "dropped": []}
+    datasets.record_shard(dataset, shard.key, stats, refused)
+    return stats
+
+
+def _add_file(encoder: ShardEncoder, path: Path, label: str) -> list[dict[str, Any]]:
+    """Feed one file's games to the encoder; returns quarantine entries for the refused ones."""
+    try:
+        games = _read_games(path, label)
+    except sgf.SgfError as error:
+        return [{"file": label, "game_index": -1, "reason": error.reason, "detail": str(error)}]
+    refused = []
+    for index, game in enumerate(games):
+        if isinstance(game, sgf.SgfError):
+            refusal = (game.reason, str(game))
+        else:
+            refusal = encoder.add_game(game, f"{label}#{index}")
+        if refusal is not None:
+            refused.append({"file": label, "game_index": index, "reason": refusal[0], "detail": refusal[1]})
+    return refused
+
+
+def _read_games(path: Path, label: str) -> list[sgf.GameRecord | sgf.SgfError]:
+    """The games of one file, in order. An ``.sgfs`` holds one game per line and is read line by
+    line: read whole, a line that lost its closing ')' would swallow every game after it."""
+    data = path.read_bytes()
+    if path.suffix.lower() != ".sgfs":
+        return sgf.read_games_lenient(data, source=label)
+    games: list[sgf.GameRecord | sgf.SgfError] = []
+    for line in filter(bytes.strip, data.splitlines()):
+        try:
+            found = sgf.read_games_lenient(line, source=label)
+        except sgf.SgfError as error:  # a line with no game in it
+            found = [error]
+        for game in found:
+            index = len(games)
+            games.append(game.located(index, f"{label}#{index}") if isinstance(game, sgf.SgfError) else game)
+    return games
+
+
+@task(cache_policy=NO_CACHE)
+def finalize_dataset(dataset_dir: str, plan: list[ShardSpec], options: EncodeOptions,
+                     sources: list[str]) -> dict[str, Any]:
+    """Drop games repeated across shards, merge the quarantine, write the manifest last."""
+    dataset = Path(dataset_dir)
+    shard_stats, duplicates = _drop_cross_shard_duplicates(dataset, plan, options)
+    refused = datasets.merge_quarantine(dataset, [s["key"] for s in shard_stats], duplicates)
+    listed = [s["shard"] for s in shard_stats if s["rows"]]
+    games = sum(len(s["games"]) - len(s["dropped"]) for s in shard_stats)
+    manifest = {
+        "encoder": options.encoder, "augment": options.augment, "options": asdict(options),
+        "sources": sources, "code_version": ENCODE_VERSION, "schema": datasets.ROW_SCHEMA.names,
+        "rows": sum(s["rows"] for s in shard_stats), "bytes": sum(s["bytes"] for s in shard_stats),
+        "games_accepted": games, "games_refused": refused,
+        "shards": [{"file": s["shard"], "rows": s["rows"], "bytes": s["bytes"], "key": s["key"]}
+                   for s in shard_stats if s["rows"]],
+    }
+    if not _same_manifest(dataset, manifest):
+        datasets.write_manifest(dataset, manifest)
+    # Only now: until the new manifest is in place, the old one may still list these shards.
+    datasets.remove_unlisted_shards(dataset, listed)
+    return manifest
+
+
+def _recorded(dataset: Path, key: str) -> dict[str, Any]:
+    """The stats sidecar of a shard: what is on disk now (task results may come from a cache)."""
+    stats = datasets.shard_done(dataset, key)
+    if stats is None:
+        raise datasets.DatasetError(f"shard {key} of {dataset} is not on disk; rerun the flow to rebuild it")
+    return stats
+
+
+def _same_manifest(dataset: Path, manifest: dict[str, Any]) -> bool:
+    try:
+        return datasets.read_manifest(dataset) == json.loads(json.dumps(manifest))
+    except datasets.DatasetError:
+        return False
+
+
+def _drop_cross_shard_duplicates(dataset: Path, plan: list[ShardSpec], options: EncodeOptions
+                                 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Keep each game_id in its first shard only; returns (stats per shard, quarantine entries).
+
+    A shard that lost games to an earlier build's dedupe but must hold them now (the first
+    copy's file is gone) is encoded again from its files.
+    """
+    seen: set[str] = set()
+    kept, quarantined = [], []
+    for shard in sorted(plan, key=lambda spec: spec.index):
+        stats = _recorded(dataset, shard.key)
+        game_ids = [gid for gid, *_ in stats["games"]]
+        repeated = {gid for gid in game_ids if gid in seen}
+        seen.update(game_ids)
+        if set(stats["dropped"]) - repeated:
+            stats = _encode(shard, dataset, options)
+        if repeated - set(stats["dropped"]):
+            stats = _drop_games(dataset, stats, repeated)
+        quarantined += [{"file": source.rpartition("#")[0], "game_index": int(source.rpartition("#")[2]),
+                         "reason": "duplicate", "detail": f"game_id {gid} is already in an earlier shard"}
+                        for gid, source, *_ in stats["games"] if gid in repeated]
+        kept.append(stats)
+    return kept, quarantined
+
+
+def _drop_games(dataset: Path, stats: dict[str, Any], game_ids: set[str]) -> dict[str, Any]:
+    """Rewrite a shard without `game_ids`; its stats (written after) record them as dropped."""
+    rows, size = datasets.filter_out_games(dataset / stats["shard"], game_ids)
+    stats = dict(stats, rows=rows, bytes=size, dropped=sorted(game_ids))
+    write_json(datasets.work_dir(dataset) / f"stats-{stats['key']}.json", stats)
+    return stats
