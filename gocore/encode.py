@@ -13,6 +13,7 @@ import hashlib
 from dataclasses import dataclass, field
 
 import numpy as np
+import pyarrow as pa
 
 from gocore import features, symmetry
 from gocore.board import IllegalMove, Position, replay_moves
@@ -125,34 +126,38 @@ class ShardEncoder:
         return [[gid, source, len(moves), winner] for gid, source, moves, winner
                 in zip(pending.game_ids, pending.sources, pending.moves, pending.winners)]
 
-    def finish(self) -> dict[str, np.ndarray | list]:
-        """All rows as columns of `storage.datasets.ROW_SCHEMA`, shuffled; empty if no game."""
+    def finish(self) -> dict[str, np.ndarray | pa.Array]:
+        """All rows, shuffled, as the columns of `storage.datasets.ROW_SCHEMA`.
+
+        Numbers and planes are numpy arrays; the string columns (encoder, game_id, source) are
+        Arrow arrays gathered from one value per game, which costs a fraction of numpy objects.
+        """
         pending, size = self._pending, self.options.size
-        if not pending.game_ids:
+        lengths = np.array([len(m) for m in pending.movers], dtype=np.int64)
+        if not len(lengths):
             return empty_columns(self.options)
-        lengths = np.array([len(m) for m in pending.movers])
         per_position = {  # (R,) columns of the un-augmented positions, game after game
             "move": np.concatenate(pending.moves),
             "value": np.concatenate(pending.values),
             "move_number": np.concatenate([np.arange(n, dtype=np.int16) for n in lengths]),
-            "game": np.repeat(np.arange(len(lengths)), lengths),
+            "game": np.repeat(np.arange(len(lengths), dtype=np.int32), lengths),
         }
         planes, symmetries, index = self._planes(pending, per_position["move"])
-        game = per_position["game"][index]
-        columns = {
-            "encoder": np.full(len(planes), self.options.encoder, dtype=object),
+        order = self._rng.permutation(len(planes))  # copies and neighbours of a position far apart
+        planes, symmetries, index = planes[order], symmetries[order], index[order]
+        game = pa.array(per_position["game"][index])  # (R',) int32: the game of each row
+        return {
+            "encoder": pa.array([self.options.encoder]).take(pa.array(np.zeros(len(planes), np.int32))),
             "size": np.full(len(planes), size, dtype=np.int8),
             "planes": planes,
             "move": symmetry.move_table(size)[symmetries, per_position["move"][index]].astype(np.int16),
             "value": per_position["value"][index],
-            "game_id": np.array(pending.game_ids, dtype=object)[game],
+            "game_id": pa.array(pending.game_ids, pa.string()).take(game),
             "move_number": per_position["move_number"][index],
             "symmetry": symmetries.astype(np.int8),
-            "komi": np.array(pending.komis, dtype=np.float32)[game],
-            "source": np.array(pending.sources, dtype=object)[game],
+            "komi": np.array(pending.komis, dtype=np.float32)[per_position["game"][index]],
+            "source": pa.array(pending.sources, pa.string()).take(game),
         }
-        order = self._rng.permutation(len(planes))
-        return {name: value[order] for name, value in columns.items()}
 
     def _planes(self, pending: _Pending, moves: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(packed planes (R', nbytes), symmetry (R',), position index (R',)) for the augmentation."""

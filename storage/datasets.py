@@ -74,11 +74,13 @@ def binary_column(packed: np.ndarray) -> pa.Array:
 
 
 def rows_table(columns: dict[str, Any]) -> pa.Table:
-    """A table in ROW_SCHEMA from numpy columns (planes as (R, nbytes) uint8)."""
+    """A table in ROW_SCHEMA from columns: numpy arrays (planes as (R, nbytes) uint8) or Arrow arrays."""
     arrays = []
     for field in ROW_SCHEMA:
         value = columns[field.name]
-        if field.name == "planes":
+        if isinstance(value, (pa.Array, pa.ChunkedArray)):
+            arrays.append(value.cast(field.type))
+        elif field.name == "planes":
             arrays.append(binary_column(value))
         else:
             arrays.append(pa.array(value, type=field.type))

@@ -8,6 +8,7 @@ import sys
 from collections import Counter
 
 import numpy as np
+import pyarrow as pa
 import pytest
 
 from gocore import features
@@ -31,7 +32,13 @@ def encode(records, options: EncodeOptions, seed: int = 7) -> dict[str, np.ndarr
     encoder = ShardEncoder(options, seed)
     for i, record in enumerate(records):
         assert encoder.add_game(record, f"g{i}#0") is None
-    return encoder.finish()
+    return as_numpy(encoder.finish())
+
+
+def as_numpy(columns: dict) -> dict[str, np.ndarray]:
+    """The encoder's columns with its Arrow string columns as numpy arrays, for easy checks."""
+    return {name: value.to_numpy(zero_copy_only=False) if isinstance(value, pa.Array) else value
+            for name, value in columns.items()}
 
 
 def by_source(records) -> dict[str, GameRecord]:
@@ -124,7 +131,7 @@ def test_same_game_twice_in_a_shard_is_a_duplicate_and_encoded_once(games):
     assert encoder.add_game(games[0], "a.sgf#0") is None
     reason, detail = encoder.add_game(twin, "b.sgf#0")
     assert reason == "duplicate" and game_id(games[0]) in detail
-    rows = encoder.finish()
+    rows = as_numpy(encoder.finish())
     assert len(rows["planes"]) == len(games[0].moves)
     assert set(rows["source"]) == {"a.sgf#0"}
     assert [entry[1] for entry in encoder.game_list()] == ["a.sgf#0"]
@@ -155,7 +162,7 @@ def test_setup_with_a_chain_without_liberties_is_a_setup_conflict():
 def test_a_game_without_moves_gives_no_rows_when_min_moves_is_zero():
     encoder = ShardEncoder(EncodeOptions(min_moves=0), seed=1)
     assert encoder.add_game(GameRecord(size=9, winner=1, result="B+R"), "e.sgf#0") is None
-    rows = encoder.finish()
+    rows = as_numpy(encoder.finish())
     assert len(rows["planes"]) == 0 and encoder.game_list()[0][2] == 0
 
 
