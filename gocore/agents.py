@@ -1,19 +1,31 @@
 """Players: anything with ``select_move(position) -> move``.
 
-Here: `RandomAgent` (uniform over legal moves that do not fill its own eye) and `UCTAgent`
-(UCT with random-rollout leaf values, the classic Monte Carlo baseline). Network players
-(policy-only, AlphaGo, AlphaGo Zero) live with the search in `gocore.mcts`.
+Baselines: `RandomAgent` (uniform over legal moves that do not fill its own eye) and `UCTAgent`
+(UCT with random-rollout leaf values, the classic Monte Carlo player). Network players:
+`PolicyAgent` (the policy net's move, no search), `AlphaZeroAgent` (PUCT search on one net, the
+2017 player) and `AlphaGoAgent` (the same search with AlphaGo 2016's leaf value, policy net priors
+and value net + rollouts). The search itself lives in `gocore.mcts`; networks are reached only
+through a `gocore.inference.Evaluator`.
+
+A player resigns by returning `RESIGN` (-1) from `select_move`; `gocore.match.play_game` scores
+that as a loss for the side to move.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from gocore import mcts
 from gocore.board import Position, own_eye_mask, random_playouts
+
+if TYPE_CHECKING:
+    from gocore.inference import Evaluator
+
+RESIGN = -1  # what select_move returns to resign (a move is otherwise 0..N*N)
 
 
 class Agent(Protocol):
@@ -108,3 +120,88 @@ class UCTAgent:
             mover = -node.position.to_play  # the player who moved into this node
             node.wins += black_wins if mover == 1 else 1.0 - black_wins
             node = node.parent
+
+
+class PolicyAgent:
+    """The policy net alone: its most probable legal move (greedy) or a sample from it."""
+
+    def __init__(self, evaluator: Evaluator, greedy: bool = True, seed: int | None = None):
+        self.name = "policy-greedy" if greedy else "policy-sample"
+        self.evaluator, self.greedy = evaluator, greedy
+        self._rng = np.random.default_rng(seed)
+
+    def select_move(self, position: Position) -> int:
+        priors, _ = self.evaluator.evaluate([position])  # (1, N*N+1), zero on illegal moves
+        if self.greedy:
+            return int(priors[0].argmax())
+        return int(self._rng.choice(len(priors[0]), p=priors[0] / priors[0].sum()))
+
+
+class AlphaZeroAgent:
+    """AlphaGo Zero's player: PUCT search on one net, the most visited move, tree reuse.
+
+    Follows its config (the `MATCH` preset: no noise, tau -> 0, resigns below -0.9 twice in a
+    row). Between calls it keeps the subtree of its own move and, when the position it is asked
+    about is that node or one of its children (matched by the opponent's last move and checked
+    board, side, ko, history and move number), searches on from there.
+    """
+
+    kind = "alphazero"
+
+    def __init__(self, evaluator: Evaluator, config: mcts.MCTSConfig = mcts.MATCH, seed: int | None = None):
+        self.name = f"{self.kind}-{config.simulations}"
+        self.evaluator, self.config = evaluator, config
+        self._seed = seed
+        self._search: mcts.BatchedSearch | None = None
+        self._root_values: dict[int, list[float]] = {1: [], -1: []}  # per colour, this game: resigning
+        self.last_result: mcts.SearchResult | None = None  # the latest search, for logs and GTP
+
+    def select_move(self, position: Position) -> int:
+        self._start_from(position)
+        result = self._search.search()[0]
+        self.last_result = result
+        own_values = self._root_values[position.to_play]
+        own_values.append(result.root_value)
+        if mcts.wants_resign(own_values, self.config.resign_threshold):
+            return RESIGN
+        self._search.advance(0, result.move)
+        return result.move
+
+    def _start_from(self, position: Position) -> None:
+        """Reuse the kept tree if `position` is its root or a child of it, else start afresh."""
+        if self._search is None:
+            self._search = mcts.BatchedSearch(self.evaluator, self.config, [position], self._seed)
+            return
+        root = self._search.roots[0]
+        if _is_same_state(root.position, position):  # e.g. the same agent plays both colours
+            return
+        last = position.last_move
+        if last is not None and root.position.is_legal(last):
+            child = root.children.get(last)  # an unexplored reply has no node yet: play it to compare
+            if _is_same_state(child.position if child else root.position.play(last), position):
+                self._search.advance(0, last)
+                return
+        self._search.reset(0, position)
+        self._root_values = {1: [], -1: []}  # a different game (or a jump in this one)
+
+
+class AlphaGoAgent(AlphaZeroAgent):
+    """AlphaGo (2016): priors from the SL policy net, leaf value (1 - lambda) * v + lambda * z_rollout.
+
+    Give it ``NetEvaluator(policy_net=sl_policy, value_net=value_net)``; rollouts are uniform
+    random playouts (see `gocore.mcts`). Plays the most visited move (the `ALPHAGO` preset).
+    """
+
+    kind = "alphago"
+
+    def __init__(self, evaluator: Evaluator, config: mcts.MCTSConfig = mcts.ALPHAGO, seed: int | None = None):
+        if config.rollout_lambda == 0:
+            raise ValueError("AlphaGoAgent mixes in rollouts: give it a config with rollout_lambda > 0 "
+                             "(AlphaZeroAgent is the lambda = 0 player)")
+        super().__init__(evaluator, config, seed)
+
+
+def _is_same_state(a: Position, b: Position) -> bool:
+    """Same board, side, ko, recent history and move number: the same node of the same game."""
+    return (a == b and a.move_number == b.move_number and len(a.history) == len(b.history)
+            and all(np.array_equal(x, y) for x, y in zip(a.history, b.history)))
