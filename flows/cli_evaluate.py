@@ -1,0 +1,172 @@
+"""`gozero evaluate A B`: a match between two players with a live score, then the verdict.
+
+Players are specs (tasks/evaluate.py): ``random``, ``uct[-N]``, ``gnugo[-LEVEL]``,
+``gtp:COMMAND`` (any GTP engine), ``models:/NAME@ALIAS`` or a model directory.
+
+By default the games are played here, one after another, without a Prefect server (no start-up
+cost, and the score updates the moment a game ends). ``--workers N`` runs the `evaluate` flow on
+a process pool of N (or ``--dask-address``); the score is then polled from the match directory
+twice a second. Either way the match lives in ``<data>/matches/<id>/`` and rerunning with the
+same ``--match-id`` resumes it. flows/cli.py mounts `evaluate` as a command.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.live import Live
+from rich.table import Table
+
+if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
+    from gocore.ratings import SprtConfig
+    from tasks.evaluate import MatchSettings
+
+console = Console()
+PLAYER_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS or a model dir"
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one clear line (never wrapped) and give the exit to raise."""
+    console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
+    return typer.Exit(1)
+
+
+def evaluate(
+    black: Annotated[str, typer.Argument(help=f"player A, black in even games (the challenger): {PLAYER_HELP}")],
+    white: Annotated[str, typer.Argument(help="player B, black in odd games (the champion)")],
+    games: Annotated[int, typer.Option(min=1, help="games to play (colours alternate)")] = 40,
+    sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
+    match_id: Annotated[str | None, typer.Option(help="match name; an existing one is resumed (default: new)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    komi: Annotated[float, typer.Option(help="komi (Chinese rules, Tromp-Taylor count)")] = 7.5,
+    max_moves: Annotated[int | None, typer.Option(min=1, help="move cap per game (default 3*N*N)")] = None,
+    seed: Annotated[int, typer.Option(help="base seed of our agents")] = 0,
+    gate: Annotated[float, typer.Option(min=0.0, max=1.0, help="win rate A needs to pass the gate")] = 0.55,
+    sprt: Annotated[bool, typer.Option(help="stop early once an SPRT decides (elo0 vs elo1)")] = False,
+    elo0: Annotated[float, typer.Option(help="SPRT H0: A is this many Elo stronger")] = 0.0,
+    elo1: Annotated[float, typer.Option(help="SPRT H1: A is this many Elo stronger (35 ≈ 55 %)")] = 35.0,
+    gtp_timeout: Annotated[float, typer.Option(min=0.1, help="seconds an engine gets per GTP command")] = 30.0,
+    workers: Annotated[int, typer.Option(min=0, help="0: play here; N: the Prefect flow on N processes")] = 0,
+    dask_address: Annotated[str | None, typer.Option(help="run the flow's games on this Dask scheduler")] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --workers)")] = False,
+) -> None:
+    """Play a match between two players, live, and print the win rate, Elo and gate decision."""
+    # before Prefect is imported: its console logs would tear through the live score
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    from gocore.match import MatchConfig
+    from gocore.ratings import SprtConfig
+    from storage import layout, matches
+    from tasks.evaluate import MatchSettings, PlayerError, build_player
+
+    settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed), gtp_timeout)
+    match_id = match_id or matches.default_match_id(black, white)
+    data = layout.data_dir(data_dir)
+    try:
+        sprt_config = SprtConfig(elo0, elo1) if sprt else None
+        match = layout.match_dir(data, match_id)
+        for spec in (black, white):  # a bad spec fails now, before any server or engine starts
+            build_player(spec, settings, data).close()
+    except (ValueError, PlayerError) as error:  # LayoutError and a bad SPRT are ValueErrors too
+        raise fail(str(error)) from None
+    console.print(f"match [bold]{match_id}[/]: A = [bold]{black}[/], B = [bold]{white}[/], {games} games, "
+                  f"{size}x{size}, komi {komi:g} -> {match}", soft_wrap=True)
+    if workers == 0 and not dask_address:
+        summary = _play_here(match, settings, gate, sprt_config)
+    else:
+        summary = _run_flow(match, settings, gate, sprt_config, workers, dask_address)
+    console.print(summary_table(summary))
+
+
+def _play_here(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None) -> dict[str, Any]:
+    """Every game in this process, the live score redrawn after each."""
+    from storage.matches import MatchError
+    from tasks.evaluate import PlayerError, finish_match, is_decided, play_chunk, start_match
+
+    try:
+        chunks = start_match(str(match), settings, games_per_chunk=settings.games)
+        with Live(score_table(match, settings), console=console, auto_refresh=False) as live:
+            def redraw(row: dict[str, Any]) -> None:
+                live.update(score_table(match, settings, row), refresh=True)
+
+            def decided() -> bool:
+                return is_decided(str(match), settings, sprt_config)
+
+            if chunks and not decided():
+                play_chunk(str(match), settings, chunks[0], on_game=redraw, stop=decided)
+        console.print()
+        return finish_match(str(match), settings, gate, sprt_config)
+    except (PlayerError, MatchError) as error:
+        raise fail(str(error)) from None
+
+
+def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None, workers: int,
+              dask_address: str | None) -> dict[str, Any]:
+    """The Prefect flow on a process pool (or Dask); the live score polled from the match dir."""
+    from flows.evaluate import run_evaluate
+
+    config = settings.config
+    stop = threading.Event()
+    with Live(score_table(match, settings), console=console, auto_refresh=False) as live:
+        def poll() -> None:
+            while not stop.wait(0.5):
+                live.update(score_table(match, settings), refresh=True)
+
+        thread = threading.Thread(target=poll, daemon=True)
+        thread.start()
+        try:
+            summary = run_evaluate(settings.black, settings.white, settings.games, settings.sims, match.name,
+                                   str(match.parent.parent), gate, sprt_config, workers=workers or None,
+                                   dask_address=dask_address, size=config.size, komi=config.komi,
+                                   max_moves=config.max_moves, seed=config.seed, gtp_timeout=settings.gtp_timeout)
+        except Exception as error:  # the flow re-raises a task's error: show it as one line
+            raise fail(f"{type(error).__name__}: {error}") from None
+        finally:
+            stop.set()
+            thread.join()
+    console.print()
+    return summary
+
+
+def score_table(match: Path, settings: MatchSettings, last: dict[str, Any] | None = None) -> Table:
+    """The running score of a match from the games on disk (and the game that just ended)."""
+    from gocore.ratings import wilson_interval
+    from storage import matches
+
+    rows = [row for row in matches.read_rows(match) if row["game"] < settings.games]
+    points = sum(row["a_score"] for row in rows)
+    a_wins = sum(1 for row in rows if row["a_score"] == 1.0)
+    draws = sum(1 for row in rows if row["a_score"] == 0.5)
+    table = Table(title=f"{settings.black} (A) vs {settings.white} (B)")
+    for column in ("games", "A wins", "B wins", "jigo", "A win rate (95 % CI)"):
+        table.add_column(column, justify="right")
+    table.add_column("last game")
+    rate = "-"
+    if rows:
+        low, high = wilson_interval(points, len(rows))
+        rate = f"{points / len(rows):.1%} ({low:.0%}-{high:.0%})"
+    latest = last or (rows[-1] if rows else None)
+    last_text = f"#{latest['game']} {latest['result']} {latest['reason']}" if latest else ""
+    table.add_row(f"{len(rows)}/{settings.games}", str(a_wins), str(len(rows) - a_wins - draws), str(draws),
+                  rate, last_text)
+    return table
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """The verdict: win rate with its 95 % interval, Elo, SPRT, gate, how games ended."""
+    from storage.matches import summary_rows
+
+    table = Table(title=f"match {summary['match_id']}: {summary['player_a']} (A) vs {summary['player_b']} (B)")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for measure, value in summary_rows(summary):
+        if measure.startswith("gate"):
+            value = f"[{'green' if summary['gate_passed'] else 'red'}]{value}[/]"
+        table.add_row(measure, value)
+    return table

@@ -1,0 +1,77 @@
+"""The evaluate flow end to end under a Prefect test server, and `gozero evaluate` (in-process mode)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from flows.cli_evaluate import evaluate as evaluate_command
+from gocore.ratings import SprtConfig
+from storage import matches
+
+app = typer.Typer()
+app.command("evaluate")(evaluate_command)  # mounted the way flows/cli.py mounts it
+
+
+@app.command()
+def other() -> None:
+    """A second command, so typer keeps `evaluate` as a subcommand (as in the real app)."""
+
+
+def read_artifact(key: str):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+    return found[0] if found else None
+
+
+def test_evaluate_flow_plays_stores_and_reports(prefect_harness, data_dir: Path):
+    from flows.evaluate import evaluate
+
+    summary = evaluate("uct-20", "random", games=8, match_id="flow-test", data_dir=str(data_dir), size=5,
+                       sprt=SprtConfig(elo0=0, elo1=400, alpha=0.2, beta=0.2), parallel=2)
+    match = data_dir / "matches" / "flow-test"
+    assert matches.read_summary(match) == summary
+    table = pq.read_table(match / matches.RESULTS).to_pylist()
+    assert len(table) == summary["games"]
+    assert summary["a_winrate"] == pytest.approx(sum(r["a_score"] for r in table) / len(table))
+    assert sorted(p.name for p in (match / "games").iterdir()) == [f"game-{r['game']:05d}.sgf" for r in table]
+    # UCT sweeps random on 5x5: after two waves of two games the SPRT accepts and the rest is skipped
+    assert (summary["games"], summary["sprt"], summary["stopped_early"]) == (4, "accept", True)
+    assert summary["gate_passed"] and summary["gate_rule"] == "sprt"
+    report = read_artifact("match-flow-test")
+    assert report is not None and "# Match `flow-test`" in report.data
+    assert read_artifact("match-progress-flow-test") is not None
+
+
+def test_cli_shows_the_score_and_a_rerun_resumes_without_replaying(data_dir: Path):
+    runner = CliRunner()
+    arguments = ["evaluate", "random", "uct-5", "--games", "4", "--size", "5", "--match-id", "cli-test",
+                 "--data-dir", str(data_dir)]
+    first = runner.invoke(app, arguments)
+    assert first.exit_code == 0, first.output
+    assert "A win rate (95 % CI)" in first.output and "gate ≥ 55%" in first.output
+    match = data_dir / "matches" / "cli-test"
+    games = {p.name: p.stat().st_mtime_ns for p in (match / "games").iterdir()}
+    assert len(games) == 4
+    again = runner.invoke(app, arguments)
+    assert again.exit_code == 0, again.output
+    assert {p.name: p.stat().st_mtime_ns for p in (match / "games").iterdir()} == games
+    assert matches.read_summary(match)["games"] == 4
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["alphabeta", "random"], "unknown player 'alphabeta'"),
+    (["random", "random", "--match-id", "../x"], "match id"),
+    (["random", "random", "--sprt", "--elo1", "-5"], "elo1 > elo0"),
+])
+def test_cli_refuses_bad_input_in_one_line(arguments: list[str], message: str, data_dir: Path):
+    result = CliRunner().invoke(app, ["evaluate", *arguments, "--data-dir", str(data_dir)])
+    assert result.exit_code == 1 and message in result.output
+    assert result.output.count("error:") == 1 and "Traceback" not in result.output

@@ -1,0 +1,154 @@
+"""tasks.evaluate through its plain functions (what the tasks call): player specs, chunks, resume,
+early stop, the results table and summary; one match against GNU Go through the GTP spec."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+from gocore.agents import RandomAgent, UCTAgent
+from gocore.match import GtpAgent, MatchConfig
+from gocore.ratings import SprtConfig
+from storage import matches
+from tasks.evaluate import (MatchSettings, PlayerError, build_player, finish_match, finalize_match, is_decided,
+                            play_chunk, play_games, start_match)
+
+TINY = MatchConfig(size=5, komi=7.5, seed=1)
+
+
+def settings(black: str = "random", white: str = "uct-5", games: int = 4, **changes) -> MatchSettings:
+    return MatchSettings(black, white, games, sims=changes.pop("sims", 8), config=changes.pop("config", TINY),
+                         **changes)
+
+
+def test_specs_build_our_agents_seeded_per_game():
+    random_player = build_player("random", settings())
+    assert isinstance(random_player.make(1), RandomAgent) and random_player.make(1) is not random_player.make(1)
+    assert build_player("uct-7", settings()).make(0).simulations == 7
+    assert build_player("uct", settings()).make(0).simulations == 8  # a bare uct searches --sims
+    assert isinstance(build_player("uct-3", settings()).make(0), UCTAgent)
+
+
+def test_engine_specs_share_one_engine_per_side(gnugo_path: str):
+    player = build_player("gnugo-1", settings())
+    engine = player.make(0)
+    assert isinstance(engine, GtpAgent) and player.make(1) is engine and player.engine is engine
+    assert engine.command[engine.command.index("--level") + 1] == "1"
+    assert "--capture-all-dead" in engine.command and engine.command[engine.command.index("--boardsize") + 1] == "5"
+    gtp = build_player("gtp:gnugo --mode gtp --level 0", settings()).engine
+    assert Path(gtp.command[0]).name == "gnugo" and gtp.command[1:] == ["--mode", "gtp", "--level", "0"]
+    assert gtp.name == "gtp:gnugo --mode gtp --level 0"
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("alphabeta", "unknown player"), ("uct-x", "unknown player"), ("gtp:", "needs an engine command"),
+    ("gtp:no-such-engine-here --gtp", "not found"),
+])
+def test_bad_specs_are_refused_with_a_reason(spec: str, message: str, data_dir: Path):
+    with pytest.raises(PlayerError, match=message):
+        build_player(spec, settings())
+
+
+def test_chunks_cover_the_missing_games_and_a_rerun_plays_nothing_twice(tmp_path: Path):
+    match = str(tmp_path / "m")
+    chunks = start_match(match, settings(games=5), games_per_chunk=2)
+    assert chunks == [[0, 1], [2, 3], [4]]
+    rows = play_chunk(match, settings(games=5), chunks[1])
+    assert [r["game"] for r in rows] == [2, 3]
+    before = {p.name: p.stat().st_mtime_ns for p in Path(match, "games").iterdir()}
+    assert start_match(match, settings(games=5), games_per_chunk=2) == [[0, 1], [4]]
+    played: list[int] = []
+    play_chunk(match, settings(games=5), [0, 1, 2, 3, 4], on_game=lambda r: played.append(r["game"]))
+    assert played == [0, 1, 4]
+    after = {p.name: p.stat().st_mtime_ns for p in Path(match, "games").iterdir()}
+    assert all(after[name] == mtime for name, mtime in before.items())  # finished games untouched
+    assert start_match(match, settings(games=5)) == []
+
+
+def test_the_same_seed_replays_the_same_games(tmp_path: Path):
+    first, second = str(tmp_path / "a"), str(tmp_path / "b")
+    for match, chunking in ((first, 4), (second, 1)):  # different chunking, same games
+        for chunk in start_match(match, settings(), games_per_chunk=chunking):
+            play_chunk(match, settings(), chunk)
+    for index in range(4):
+        assert matches.sgf_path(Path(first), index).read_text() == matches.sgf_path(Path(second), index).read_text()
+
+
+def test_a_different_match_under_the_same_id_is_refused(tmp_path: Path):
+    start_match(str(tmp_path / "m"), settings())
+    with pytest.raises(matches.MatchError, match="other settings"):
+        start_match(str(tmp_path / "m"), settings(white="random"))
+
+
+def test_finish_writes_results_and_summary_that_agree(tmp_path: Path):
+    match = str(tmp_path / "m")
+    for chunk in start_match(match, settings()):
+        play_games.fn(chunk, match, settings())
+    summary = finalize_match.fn(match, settings(), 0.55, None)
+    table = pq.read_table(Path(match) / matches.RESULTS).to_pylist()
+    assert [r["game"] for r in table] == [0, 1, 2, 3]
+    assert summary["a_winrate"] == pytest.approx(sum(r["a_score"] for r in table) / 4)
+    assert summary["games"] == 4 and summary["player_a"] == "random" and not summary["stopped_early"]
+    assert matches.read_summary(Path(match)) == summary
+    assert summary["gate_passed"] == (summary["a_winrate"] >= 0.55)
+
+
+def test_a_decided_sprt_stops_the_match_early(tmp_path: Path):
+    match = str(tmp_path / "m")
+    lopsided = settings("uct-20", "random", games=40)  # UCT wins every game against random on 5x5
+    sprt = SprtConfig(elo0=0, elo1=200, alpha=0.1, beta=0.1)
+    chunks = start_match(match, lopsided, games_per_chunk=40)
+    rows = play_chunk(match, lopsided, chunks[0], stop=lambda: is_decided(match, lopsided, sprt))
+    assert 2 <= len(rows) < 40 and is_decided(match, lopsided, sprt)
+    summary = finish_match(match, lopsided, 0.55, sprt)
+    assert summary["stopped_early"] and summary["sprt"] == "accept" and summary["gate_passed"]
+    assert summary["gate_rule"] == "sprt"
+
+
+@pytest.mark.gnugo
+def test_a_gtp_spec_plays_gnugo_and_compares_counts(tmp_path: Path, gnugo_path: str):
+    match = str(tmp_path / "m")
+    vs_gnugo = settings("random", "gtp:gnugo --mode gtp --level 0 --chinese-rules --capture-all-dead", games=2,
+                        config=MatchConfig(size=5))
+    for chunk in start_match(match, vs_gnugo):
+        play_chunk(match, vs_gnugo, chunk)
+    summary = finish_match(match, vs_gnugo)
+    assert summary["games"] == 2 and summary["b_failures"] == 0
+    assert summary["external_counts"] == summary["reasons"].get("two-passes", 0) and summary["disagreements"] == 0
+
+
+def test_a_crashing_engine_forfeits_its_games_and_the_match_completes(tmp_path: Path):
+    script = tmp_path / "crash.py"
+    script.write_text("import sys\nfor line in sys.stdin:\n    sys.exit(3)\n")
+    match = str(tmp_path / "m")
+    crashing = settings("random", f"gtp:{sys.executable} {script}", games=3)
+    for chunk in start_match(match, crashing, games_per_chunk=2):
+        play_chunk(match, crashing, chunk)
+    summary = finish_match(match, crashing)
+    assert summary["games"] == 3 and summary["a_wins"] == 3 and summary["b_failures"] == 3
+    assert summary["reasons"] == {"crash": 3}
+
+
+def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tmp_path: Path):
+    from gocore.agents import AlphaZeroAgent
+    from gocore.nets import NetConfig, build_net
+    from storage.checkpoints import save_model
+
+    config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)
+    model = str(save_model(tmp_path / "tiny", build_net(config), config.to_dict()))
+    net_vs_random = settings(model, "random", games=2, sims=4, config=MatchConfig(size=5, max_moves=12))
+    agent = build_player(model, net_vs_random).make(3)
+    assert isinstance(agent, AlphaZeroAgent) and agent.config.simulations == 4
+    match = str(tmp_path / "m")
+    for chunk in start_match(match, net_vs_random):
+        play_chunk(match, net_vs_random, chunk)
+    rows = matches.read_rows(Path(match))
+    assert len(rows) == 2 and {r["reason"] for r in rows} <= {"two-passes", "move-cap", "resign"}
+    with pytest.raises(PlayerError, match="plays 5x5, not 9x9"):
+        build_player(model, settings(config=MatchConfig(size=9)))
+    (tmp_path / "broken").mkdir()
+    with pytest.raises(PlayerError, match="cannot load"):
+        build_player(str(tmp_path / "broken"), settings())
