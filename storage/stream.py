@@ -1,0 +1,476 @@
+"""Streaming Parquet datasets into training batches, in bounded memory; the self-play row schema.
+
+Start at `BatchStream`. It reads the shards a dataset's manifest lists (or an explicit list of
+shard files, e.g. several self-play generations), one row group at a time, several shards
+interleaved, through a shuffle buffer, and yields `Batch`es of numpy arrays ready for torch:
+
+    shards ─ row groups in a per-epoch shuffled order, `interleave` of them read round-robin
+           ─ rows of the wrong split dropped (validation = a hash of game_id, never by position)
+           ─ `ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
+           ─ batch: unpack bits → float32 planes, optional random symmetry → prefetch queue
+
+Memory: the buffer's rows (packed: 173 bytes per agz17 9x9 row), the `interleave` row groups
+being read, and `prefetch` decoded batches; never the dataset. Everything is a function of
+`seed`: row-group order per epoch, buffer draws, per-batch symmetries, so `skip_batches=k`
+positions a new stream exactly where an earlier one was after k batches (it replays the
+reading and drawing without decoding planes): that is how a resumed training run gets the
+batches an uninterrupted one would have.
+
+Self-play rows (`SELFPLAY_SCHEMA`, one row per position and stored symmetry):
+
+=============  =======  ==============================================================
+column         type     meaning
+=============  =======  ==============================================================
+encoder        string   feature encoder name (``agz17``, ``oneplane``)
+size           int8     board size N
+planes         binary   ``numpy.packbits`` of the uint8 planes (C, N, N), as in ROW_SCHEMA
+pi             binary   search visit distribution over the N*N+1 moves (pass last), in the
+                        same symmetry frame as planes: N*N+1 little-endian float16 values
+                        (2 bytes each; `encode_pi` / `decode_pi`; rows sum to 1 up to
+                        float16 rounding, and decode renormalises them)
+z              int8     +1 the side to move won the game, -1 lost, 0 jigo
+game_id        string   id of the self-play game (unique across generations)
+move_number    int16    0-based index of the move in the game
+generation     int32    self-play generation (the loop iteration that made the game)
+model_version  string   version of the model that played (e.g. a registry version)
+symmetry       int8     dihedral symmetry 0..7 applied to planes and pi (0 = identity)
+komi           float32  komi of the game
+=============  =======  ==============================================================
+"""
+
+from __future__ import annotations
+
+import hashlib
+import queue
+import threading
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from gocore.features import get_encoder, packed_nbytes, transform_rows, unpack_planes
+from gocore.symmetry import move_table
+from storage.datasets import DatasetError, binary_column, shard_paths
+
+SELFPLAY_SCHEMA = pa.schema([
+    ("encoder", pa.string()),
+    ("size", pa.int8()),
+    ("planes", pa.binary()),
+    ("pi", pa.binary()),
+    ("z", pa.int8()),
+    ("game_id", pa.string()),
+    ("move_number", pa.int16()),
+    ("generation", pa.int32()),
+    ("model_version", pa.string()),
+    ("symmetry", pa.int8()),
+    ("komi", pa.float32()),
+])
+PI_DTYPE = np.dtype("<f2")  # float16 little-endian: 164 bytes per 9x9 row, 724 per 19x19 row
+SPLITS = ("train", "val")
+DEFAULT_SHUFFLE_BUFFER = 32_768  # rows; ~5.7 MB packed for agz17 9x9, ~25 MB for 19x19
+
+
+# ---------------------------------------------------------------- pi and self-play rows
+def encode_pi(pi: np.ndarray) -> pa.Array:
+    """(R, N*N+1) float32 visit distributions → a binary column of little-endian float16 rows."""
+    pi = np.asarray(pi, dtype=np.float32)
+    if pi.ndim != 2 or not np.isfinite(pi).all() or (pi < 0).any():
+        raise ValueError(f"pi must be finite non-negative (R, N*N+1) values, got shape {pi.shape}")
+    return binary_column(np.ascontiguousarray(pi.astype(PI_DTYPE)).view(np.uint8))  # (R, 2M)
+
+
+def decode_pi(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """(R, N*N+1) float32 from an `encode_pi` column; rows renormalised to sum 1."""
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    width = pc.binary_length(column)[0].as_py() if len(column) else 0
+    return _pi_from_bytes(fixed_width_rows(column, width))
+
+
+def _pi_from_bytes(rows: np.ndarray) -> np.ndarray:
+    """(R, 2M) uint8 rows of float16 → (R, M) float32, each nonzero row summing to 1."""
+    pi = np.ascontiguousarray(rows).view(PI_DTYPE).astype(np.float32)  # (R, M)
+    total = pi.sum(axis=1, keepdims=True)
+    return np.divide(pi, total, out=pi, where=total > 0)
+
+
+def transform_pi(pi: np.ndarray, row_symmetries: np.ndarray, size: int) -> np.ndarray:
+    """(R, N*N+1): row r's distribution moved by symmetry row_symmetries[r] (pass stays)."""
+    out = np.empty_like(pi)
+    # move_table[k][m] is where move m goes, so probability at m lands there.
+    np.put_along_axis(out, move_table(size)[np.asarray(row_symmetries, np.int64)], pi, axis=1)
+    return out
+
+
+def selfplay_table(columns: dict[str, Any]) -> pa.Table:
+    """A table in SELFPLAY_SCHEMA from numpy columns (planes (R, nbytes) uint8, pi (R, N*N+1))."""
+    arrays = []
+    for field in SELFPLAY_SCHEMA:
+        value = columns[field.name]
+        if field.name == "planes":
+            arrays.append(binary_column(value))
+        elif field.name == "pi":
+            arrays.append(encode_pi(value))
+        else:
+            arrays.append(pa.array(value, type=field.type))
+    return pa.Table.from_arrays(arrays, schema=SELFPLAY_SCHEMA)
+
+
+def fixed_width_rows(array: pa.Array, width: int) -> np.ndarray:
+    """(R, width) uint8 view of a binary column whose every value has `width` bytes."""
+    if array.null_count:
+        raise DatasetError("a binary column (planes or pi) has null values")
+    if len(array) == 0:
+        return np.zeros((0, width), np.uint8)
+    offset_type = np.int64 if pa.types.is_large_binary(array.type) else np.int32
+    _, offset_buffer, data = array.buffers()
+    first = array.offset * np.dtype(offset_type).itemsize
+    offsets = np.frombuffer(offset_buffer, offset_type, len(array) + 1, first)  # (R+1,)
+    if np.any(np.diff(offsets) != width):
+        raise DatasetError(f"binary rows are not all {width} bytes long (wrong encoder or board size?)")
+    start = int(offsets[0])
+    return np.frombuffer(data, np.uint8, len(array) * width, start).reshape(len(array), width)
+
+
+# ---------------------------------------------------------------- train / validation split
+def game_bucket(game_id: str) -> int:
+    """0..99, a stable hash of the game id (the same in every process, unlike hash())."""
+    digest = hashlib.blake2b(game_id.encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "little") % 100
+
+
+def is_validation(game_ids: pa.Array, val_percent: int) -> np.ndarray:
+    """(R,) bool: the row's game is in the validation split (bucket < val_percent)."""
+    encoded = game_ids if pa.types.is_dictionary(game_ids.type) else pc.dictionary_encode(game_ids)
+    indices = encoded.indices.to_numpy(zero_copy_only=False)
+    used = np.unique(indices)  # hash each game once per chunk, and only games present
+    buckets = np.zeros(len(encoded.dictionary), dtype=np.int64)
+    names = encoded.dictionary.take(pa.array(used)).to_pylist()
+    buckets[used] = [game_bucket(name) for name in names]
+    return buckets[indices] < val_percent
+
+
+# ---------------------------------------------------------------- batches
+@dataclass(frozen=True)
+class Batch:
+    """One batch as numpy arrays; row i of every field is the same sample."""
+
+    planes: np.ndarray  # (B, C, N, N) float32 0/1
+    move: np.ndarray  # (B,) int64: the expert move (SGF) or the most visited (self-play); pass = N*N
+    value: np.ndarray  # (B,) float32 z: +1 the side to move won, -1 lost, 0 jigo/unknown
+    pi: np.ndarray | None  # (B, N*N+1) float32 search distribution; None for SGF data
+    symmetry: np.ndarray  # (B,) int8 symmetry applied at read time (0 without random_symmetry)
+    game_id: np.ndarray | None = None  # (B,) str, only with ids=True
+    move_number: np.ndarray | None = None  # (B,) int64, only with ids=True
+
+    def __len__(self) -> int:
+        return len(self.move)
+
+
+class ShuffleBuffer:
+    """Rows (dicts of equal-length numpy columns) wait here to be drawn at random; holds at
+    most `capacity` rows."""
+
+    def __init__(self, capacity: int, rng: np.random.Generator):
+        self.capacity, self._rng = capacity, rng
+        self._columns: dict[str, np.ndarray] = {}
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def add(self, rows: dict[str, np.ndarray]) -> int:
+        """Copy in as many leading rows as fit; returns how many."""
+        count = min(self.capacity - self._size, len(next(iter(rows.values()))))
+        if not self._columns:
+            self._columns = {k: np.empty((self.capacity,) + v.shape[1:], v.dtype) for k, v in rows.items()}
+        for name, column in self._columns.items():
+            column[self._size:self._size + count] = rows[name][:count]
+        self._size += count
+        return count
+
+    def take(self, count: int) -> dict[str, np.ndarray]:
+        """Remove `count` rows drawn uniformly without replacement and return them."""
+        picks = self._rng.choice(self._size, size=count, replace=False)
+        out = {name: column[picks] for name, column in self._columns.items()}
+        # Fill the holes below the new end with the surviving rows above it.
+        end = self._size - count
+        is_picked = np.zeros(count, dtype=bool)
+        is_picked[picks[picks >= end] - end] = True
+        holes, survivors = picks[picks < end], end + np.flatnonzero(~is_picked)
+        for column in self._columns.values():
+            column[holes] = column[survivors]
+        self._size = end
+        return out
+
+
+@dataclass(frozen=True)
+class _Shard:
+    """One Parquet file to read: its metadata, row kind, encoder and board size."""
+
+    path: Path
+    metadata: pq.FileMetaData
+    is_selfplay: bool
+    encoder: str
+    size: int
+
+
+def _open_shard(path: Path) -> _Shard | None:
+    """The shard's facts from its footer and first row; None if it has no rows."""
+    file = pq.ParquetFile(path)
+    names = set(file.schema_arrow.names)
+    is_selfplay = "pi" in names
+    needed = {"planes", "game_id", "encoder", "size"} | ({"pi", "z"} if is_selfplay else {"move", "value"})
+    if needed - names:
+        raise DatasetError(f"{path}: missing columns {sorted(needed - names)}")
+    if file.metadata.num_rows == 0:
+        return None
+    first = file.read_row_group(0, columns=["encoder", "size"]).slice(0, 1).to_pylist()[0]
+    return _Shard(path, file.metadata, is_selfplay, first["encoder"], int(first["size"]))
+
+
+class BatchStream:
+    """Batches from Parquet shards: interleaved, split by game, shuffled, prefetched; iterable."""
+
+    def __init__(self, source: Path | Sequence[Path], batch_size: int, *, split: str = "train",
+                 val_percent: int = 5, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: int = 0,
+                 random_symmetry: bool = False, prefetch: int = 2, epochs: int | None = None,
+                 skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
+                 drop_last: bool = False, ids: bool = False):
+        """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless."""
+        if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0:
+            raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
+                             f"batch_size={batch_size} prefetch={prefetch}")
+        paths = shard_paths(Path(source)) if isinstance(source, (str, Path)) else [Path(p) for p in source]
+        self.shards = [s for s in map(_open_shard, paths) if s is not None]
+        if len({(s.encoder, s.size, s.is_selfplay) for s in self.shards}) > 1:
+            raise DatasetError(f"shards of {source} mix encoders, board sizes or row kinds")
+        self.batch_size, self.split, self.val_percent, self.seed = batch_size, split, val_percent, seed
+        self.capacity = max(shuffle_buffer, batch_size)  # a batch is drawn from a full buffer
+        self.random_symmetry, self.prefetch, self.epochs = random_symmetry, prefetch, epochs
+        self.skip_batches, self.interleave, self.read_rows = skip_batches, interleave, read_rows
+        self.drop_last, self.ids = drop_last, ids
+        self.peak_buffered_rows = 0  # the most rows the shuffle buffer held (memory check)
+
+    @property
+    def is_selfplay(self) -> bool:
+        """Rows carry a search distribution pi (self-play) rather than an expert move."""
+        return bool(self.shards) and self.shards[0].is_selfplay
+
+    def __iter__(self) -> Iterator[Batch]:
+        if self.prefetch == 0:
+            return self._batches()
+        return self._prefetched()
+
+    # ------------------------------------------------------------ reading
+    def _units(self) -> list[tuple[_Shard, int]]:
+        return [(s, g) for s in self.shards for g in range(s.metadata.num_row_groups)]
+
+    def _chunks(self) -> Iterator[dict[str, np.ndarray]]:
+        """Row chunks of this split, epoch after epoch, row groups in a seeded order."""
+        units, epoch = self._units(), 0
+        while self.epochs is None or epoch < self.epochs:
+            order = np.random.default_rng([self.seed, 1, epoch]).permutation(len(units))
+            rows = 0
+            for chunk in self._interleaved([units[i] for i in order]):
+                rows += len(chunk["planes"])
+                yield chunk
+            if rows == 0 and self.epochs is None:
+                raise DatasetError(f"no {self.split} rows in {len(self.shards)} shard(s) "
+                                   f"(val_percent={self.val_percent})")
+            epoch += 1
+
+    def _interleaved(self, units: list[tuple[_Shard, int]]) -> Iterator[dict[str, np.ndarray]]:
+        """Round-robin over `interleave` open row groups; a finished one is replaced by the next."""
+        pending = iter(units)
+        active = [self._read_unit(*u) for u in (next(pending, None) for _ in range(self.interleave)) if u]
+        turn = 0
+        while active:
+            turn %= len(active)
+            chunk = next(active[turn], None)
+            if chunk is not None:
+                yield chunk
+                turn += 1
+                continue
+            unit = next(pending, None)
+            if unit is None:
+                del active[turn]
+            else:
+                active[turn] = self._read_unit(*unit)
+
+    def _read_unit(self, shard: _Shard, row_group: int) -> Iterator[dict[str, np.ndarray]]:
+        """Chunks of `read_rows` rows of one row group, this split's rows only."""
+        file = pq.ParquetFile(shard.path, metadata=shard.metadata, read_dictionary=["game_id"])
+        targets = ["pi", "z"] if shard.is_selfplay else ["move", "value"]
+        columns = ["planes", "game_id", *targets] + (["move_number"] if self.ids else [])
+        width = packed_nbytes(get_encoder(shard.encoder).num_planes, shard.size)
+        for record in file.iter_batches(self.read_rows, row_groups=[row_group], columns=columns,
+                                        use_threads=False):
+            keep = is_validation(record.column("game_id"), self.val_percent) == (self.split == "val")
+            if not keep.any():
+                continue
+            chunk = {"planes": fixed_width_rows(record.column("planes"), width)}
+            if shard.is_selfplay:
+                chunk["pi"] = fixed_width_rows(record.column("pi"), PI_DTYPE.itemsize * (shard.size ** 2 + 1))
+                chunk["value"] = record.column("z").to_numpy()
+            else:
+                chunk["move"] = record.column("move").to_numpy().astype(np.int64)
+                chunk["value"] = record.column("value").to_numpy()
+            if self.ids:
+                chunk["game_id"] = np.asarray(record.column("game_id").to_pylist(), dtype=object)
+                chunk["move_number"] = record.column("move_number").to_numpy().astype(np.int64)
+            yield {name: column[keep] for name, column in chunk.items()}
+
+    # ------------------------------------------------------------ batching
+    def _row_batches(self) -> Iterator[dict[str, np.ndarray]]:
+        """Packed rows, `batch_size` at a time, drawn from the shuffle buffer."""
+        buffer = ShuffleBuffer(self.capacity, np.random.default_rng([self.seed, 0]))
+        for chunk in self._chunks():
+            start, rows = 0, len(chunk["planes"])
+            while start < rows:
+                start += buffer.add({name: column[start:] for name, column in chunk.items()})
+                self.peak_buffered_rows = max(self.peak_buffered_rows, len(buffer))
+                if len(buffer) == self.capacity:
+                    yield buffer.take(self.batch_size)
+        while len(buffer) >= self.batch_size or (len(buffer) and not self.drop_last):
+            yield buffer.take(min(self.batch_size, len(buffer)))
+
+    def _batches(self, stop: threading.Event | None = None) -> Iterator[Batch]:
+        """Decoded batches after the first `skip_batches` (those are drawn but not decoded)."""
+        for index, rows in enumerate(self._row_batches()):
+            if stop is not None and stop.is_set():
+                return
+            if index >= self.skip_batches:
+                yield self._decode(rows, index)
+
+    def _decode(self, rows: dict[str, np.ndarray], index: int) -> Batch:
+        """Unpack bits to float32 planes; apply this batch's random symmetries if asked."""
+        shard = self.shards[0]
+        planes = unpack_planes(rows["planes"], get_encoder(shard.encoder).num_planes, shard.size)  # (B, C, N, N)
+        pi = _pi_from_bytes(rows["pi"]) if shard.is_selfplay else None  # (B, N*N+1)
+        move = pi.argmax(axis=1) if pi is not None else rows["move"]  # (B,)
+        symmetries = np.zeros(len(move), dtype=np.int64)
+        if self.random_symmetry:
+            # Seeded by batch index, not drawn in sequence, so skipped batches cost no draws.
+            symmetries = np.random.default_rng([self.seed, 2, index]).integers(0, 8, len(move))
+            planes, move = transform_rows(planes, move, symmetries, shard.size)
+            pi = transform_pi(pi, symmetries, shard.size) if pi is not None else None
+        return Batch(planes=planes.astype(np.float32), move=np.asarray(move, np.int64),
+                     value=rows["value"].astype(np.float32), pi=pi, symmetry=symmetries.astype(np.int8),
+                     game_id=rows.get("game_id"), move_number=rows.get("move_number"))
+
+    def _prefetched(self) -> Iterator[Batch]:
+        """`_batches` made by a background thread, at most `prefetch` batches ahead."""
+        ready: queue.Queue = queue.Queue(maxsize=self.prefetch)
+        stop = threading.Event()
+        thread = threading.Thread(target=self._fill, args=(ready, stop), daemon=True, name="batch-stream")
+        thread.start()
+        try:
+            while (item := ready.get()) is not _END:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            stop.set()
+            while thread.is_alive():  # unblock a producer waiting on a full queue
+                try:
+                    ready.get(timeout=0.05)
+                except queue.Empty:
+                    pass
+
+    def _fill(self, ready: queue.Queue, stop: threading.Event) -> None:
+        try:
+            for batch in self._batches(stop):
+                if not _put(ready, batch, stop):
+                    return
+            _put(ready, _END, stop)
+        except BaseException as error:  # handed to the consumer, raised there
+            _put(ready, error, stop)
+
+
+_END = object()
+
+
+def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
+    """Put `item`, waiting while the queue is full; False if the consumer has gone."""
+    while not stop.is_set():
+        try:
+            ready.put(item, timeout=0.05)
+            return True
+        except queue.Full:
+            continue
+    return False
+
+
+class InMemoryBatches:
+    """Batches sliced from arrays already in memory (the benchmark's no-I/O baseline).
+
+    Rows are shuffled once, at construction; batches are then views, so iterating costs nothing.
+    """
+
+    def __init__(self, planes: np.ndarray, move: np.ndarray, value: np.ndarray,
+                 pi: np.ndarray | None = None, *, batch_size: int, seed: int = 0,
+                 epochs: int | None = None, skip_batches: int = 0):
+        order = np.random.default_rng(seed).permutation(len(move))
+        self.planes = np.ascontiguousarray(planes[order], dtype=np.float32)  # (R, C, N, N)
+        self.move, self.value = move[order].astype(np.int64), value[order].astype(np.float32)
+        self.pi = None if pi is None else np.ascontiguousarray(pi[order], dtype=np.float32)
+        self.batch_size, self.epochs, self.skip_batches = batch_size, epochs, skip_batches
+
+    @classmethod
+    def collect(cls, batches: Iterable[Batch], **options: Any) -> InMemoryBatches:
+        """All of `batches` (e.g. one epoch of a BatchStream) held in memory."""
+        batches = list(batches)
+        pis = [b.pi for b in batches]
+        return cls(np.concatenate([b.planes for b in batches]), np.concatenate([b.move for b in batches]),
+                   np.concatenate([b.value for b in batches]),
+                   None if any(p is None for p in pis) else np.concatenate(pis), **options)
+
+    def __len__(self) -> int:
+        return len(self.move)
+
+    def __iter__(self) -> Iterator[Batch]:
+        epoch, index, full = 0, 0, len(self.move) // self.batch_size
+        if full == 0:
+            raise ValueError(f"{len(self.move)} rows do not make one batch of {self.batch_size}")
+        while self.epochs is None or epoch < self.epochs:
+            for start in range(0, full * self.batch_size, self.batch_size):
+                if index >= self.skip_batches:
+                    yield self._batch(slice(start, start + self.batch_size))
+                index += 1
+            epoch += 1
+
+    def _batch(self, rows: slice) -> Batch:
+        return Batch(self.planes[rows], self.move[rows], self.value[rows],
+                     None if self.pi is None else self.pi[rows], np.zeros(rows.stop - rows.start, np.int8))
+
+
+@dataclass(frozen=True)
+class StreamFactory:
+    """Makes the streams a training run needs: `factory(split, skip_batches)`.
+
+    The train stream is endless and randomly augmented if asked; the validation stream is one
+    pass without augmentation and a small buffer (val rows are a few percent of what is read).
+    """
+
+    source: Path | tuple[Path, ...]  # dataset directory or shard files
+    batch_size: int  # rows per batch
+    val_percent: int = 5  # percent of games (by game_id hash) held out for validation
+    shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER  # rows in the train shuffle buffer
+    seed: int = 0  # data order and augmentation seed
+    random_symmetry: bool = False  # random dihedral symmetry per train row (un-augmented data)
+    prefetch: int = 2  # batches decoded ahead by a background thread
+
+    def __call__(self, split: str, skip_batches: int = 0) -> BatchStream:
+        is_train = split == "train"
+        return BatchStream(self.source, self.batch_size, split=split, val_percent=self.val_percent,
+                           shuffle_buffer=self.shuffle_buffer if is_train else 4 * self.batch_size,
+                           seed=self.seed, random_symmetry=self.random_symmetry and is_train,
+                           prefetch=self.prefetch, epochs=None if is_train else 1,
+                           skip_batches=skip_batches)
+
