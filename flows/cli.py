@@ -12,21 +12,35 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
+
+from flows.cli_evaluate import evaluate as evaluate_command
+from flows.cli_gtp import gtp
+from flows.cli_models import models_app
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
 console = Console()
+errors = Console(stderr=True)
 AGENT_HELP = "random, or uct[-SIMULATIONS] (UCT with random playouts), e.g. uct-800"
+
+
+def quiet_prefect(verbose: bool) -> None:
+    """Keep Prefect's console logs out of the CLI's output unless asked; call before importing it."""
+    import os
+
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 
 
 def fail(message: str) -> typer.Exit:
     """Print one clear line and give the exit to raise."""
-    console.print(f"[bold red]error:[/] {message}")
+    errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     return typer.Exit(1)
 
 
 def make_agent(spec: str, seed: int):
-    """An agent from a short spec such as ``random`` or ``uct-400``."""
+    """An agent from a short spec such as ``random`` or ``uct-400``; ValueError if unknown."""
     from gocore.agents import RandomAgent, UCTAgent
 
     name, _, arg = spec.partition("-")
@@ -34,7 +48,7 @@ def make_agent(spec: str, seed: int):
         return RandomAgent(seed=seed)
     if name == "uct" and (not arg or arg.isdigit()):
         return UCTAgent(simulations=int(arg or 800), seed=seed)
-    raise fail(f"unknown agent {spec!r}: use {AGENT_HELP}")
+    raise ValueError(f"unknown agent {spec!r}: use {AGENT_HELP}")
 
 
 @app.command()
@@ -50,7 +64,10 @@ def play(
     from gocore.coords import to_gtp
     from gocore.match import play_game
 
-    players = make_agent(black, seed), make_agent(white, seed + 1)
+    try:
+        players = make_agent(black, seed), make_agent(white, seed + 1)
+    except ValueError as error:
+        raise fail(str(error)) from None
     console.print(f"[bold]{black}[/] (black) vs [bold]{white}[/] (white), {size}x{size}, komi {komi:g}")
     start, line = time.perf_counter(), []
 
@@ -90,6 +107,93 @@ def run(
 
     out = resolve_data_dir(data_dir) / "games" / f"run-{time.strftime('%Y%m%d-%H%M%S')}.sgf"
     play(black="uct-400", white="random", size=9, komi=7.5, seed=0, sgf_out=out)
+
+
+@app.command()
+def ingest(
+    sources: Annotated[list[str], typer.Argument(help="URLs, file:// URLs, local paths, or catalog names like cgos-9x9:2023-01..2023-03")],
+    dataset: Annotated[str, typer.Option(help="dataset name: <data>/datasets/NAME")],
+    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    encoder: Annotated[str, typer.Option(help="feature encoder: agz17 or oneplane")] = "agz17",
+    augment: Annotated[str, typer.Option(help="all8, random1 or none")] = "all8",
+    size: Annotated[int, typer.Option(min=5, max=19, help="keep games of this board size")] = 9,
+    handicap: Annotated[bool, typer.Option(help="keep handicap games")] = True,
+    min_moves: Annotated[int, typer.Option(min=0, help="refuse games with fewer moves")] = 1,
+    require_result: Annotated[bool, typer.Option(help="refuse games without a known winner")] = True,
+    workers: Annotated[int | None, typer.Option(min=1, help="encoding processes (default: cores)")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="run the encode tasks on this Dask scheduler")] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
+) -> None:
+    """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
+    quiet_prefect(verbose)
+    from gocore.encode import EncodeOptions
+
+    try:
+        options = EncodeOptions(encoder=encoder, augment=augment, size=size, allow_handicap=handicap,
+                                min_moves=min_moves, require_result=require_result)
+    except (KeyError, ValueError) as error:
+        raise fail(str(error).strip("'\"")) from None
+    from flows.ingest import dataset_progress, run_ingest
+
+    data = str(data_dir) if data_dir is not None else None
+    with shard_progress(lambda: dataset_progress(data, dataset), "encoding shards"):
+        try:
+            facts = run_ingest(sources, dataset, data, options, workers=workers, dask_address=dask_address)
+        except Exception as error:  # the flow re-raises the task's error: show it as one line
+            raise fail(f"{type(error).__name__}: {error}") from None
+    print_dataset_summary(dataset, facts)
+
+
+def shard_progress(poll, description: str):
+    """A progress bar, fed from `poll() -> (done, total)` by a background thread, while a block runs."""
+    import contextlib
+    import threading
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    @contextlib.contextmanager
+    def running():
+        stop = threading.Event()
+        with Progress(TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                      console=console, transient=True) as bar:
+            task_id = bar.add_task(description, total=None)
+
+            def update() -> None:
+                while not stop.wait(0.5):
+                    done, total = poll()
+                    bar.update(task_id, completed=done, total=total or None)
+
+            thread = threading.Thread(target=update, daemon=True)
+            thread.start()
+            try:
+                yield
+            finally:
+                stop.set()
+                thread.join()
+
+    return running()
+
+
+def print_dataset_summary(name: str, facts: dict) -> None:
+    """The dataset summary as rich tables."""
+    from rich.table import Table
+
+    table = Table(title=f"dataset {name}: {facts['dataset']}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    for key in ("games", "positions", "rows", "bytes", "games_refused"):
+        table.add_row(key, f"{facts[key]:,}")
+    table.add_row("bytes per row on disk", f"{facts['bytes_per_row']:.1f}")
+    for title, values in (("result", facts["results"]), ("length", facts["length_histogram"]),
+                          ("refused", facts["refusals"])):
+        for key, value in values.items():
+            table.add_row(f"{title}: {key}", f"{value:,}")
+    console.print(table)
+
+
+app.command()(gtp)
+app.command("evaluate")(evaluate_command)
+app.add_typer(models_app, name="models")
 
 
 def main() -> None:
