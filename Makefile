@@ -25,6 +25,8 @@ test: install
 
 bench: install
 	$(BIN)/python -m benchmarks.gocore
+	$(BIN)/python -m benchmarks.ingest
+	$(BIN)/python -m benchmarks.train
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
