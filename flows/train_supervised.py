@@ -1,0 +1,92 @@
+"""Supervised training flow: an encoded dataset → an AlphaGo SL policy (and value) net → MLflow.
+
+    config  = training_config(preset, steps, batch_size, device)   # gocore.training presets
+    policy  = train_model(dataset, "policy", preset, config)        # run, curves, registered version
+    value   = train_model(dataset, "value", preset, config)         # with also_value=True
+    artifact: run ids, model URIs and final metrics (Markdown)
+
+`preset` names both the net size (gocore.nets) and the training schedule (gocore.training).
+A rerun of the same call resumes from the checkpoints of the earlier one (tasks/train.py).
+`run_train_supervised` runs the flow with one Prefect API (a temporary server if none is set).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from typing import Any
+
+from prefect import flow
+from prefect.artifacts import create_markdown_artifact
+
+from flows.runtime import prefect_api
+from gocore.training import PRESETS, TrainConfig, TrainError
+from storage import layout
+from tasks.train import train_model
+
+FAMILIES = ("policy", "value", "dual")
+
+
+def training_config(preset: str = "small", steps: int | None = None, batch_size: int | None = None,
+                    device: str = "auto") -> TrainConfig:
+    """The training preset with the given steps, batch size and device; TrainError if unknown."""
+    if preset not in PRESETS:
+        raise TrainError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+    changes: dict[str, Any] = {"device": device}
+    if steps is not None:
+        changes["steps"] = steps
+    if batch_size is not None:
+        changes["batch_size"] = batch_size
+    return dataclasses.replace(PRESETS[preset], **changes)
+
+
+def families_to_train(family: str, also_value: bool) -> list[str]:
+    """The nets one flow run trains: `family`, then a value net if asked and not already one."""
+    if family not in FAMILIES:
+        raise TrainError(f"model {family!r} is not one of {', '.join(FAMILIES)}")
+    return [family] + (["value"] if also_value and family not in ("value", "dual") else [])
+
+
+@flow(name="train_supervised", log_prints=True)
+def train_supervised(dataset: str, family: str = "policy", preset: str = "small", steps: int | None = None,
+                     batch_size: int | None = None, device: str = "auto", data_dir: str | None = None,
+                     also_value: bool = False, run_name: str | None = None) -> dict[str, dict[str, Any]]:
+    """Train `family` (and a value net with `also_value`) on a dataset; results by family."""
+    data = layout.data_dir(data_dir)
+    dataset_dir = str(layout.dataset_dir(data, dataset))
+    config = training_config(preset, steps, batch_size, device)
+    results = {}
+    for name in families_to_train(family, also_value):
+        run = f"{run_name}-{name}" if run_name and name != family else run_name
+        print(f"training a {name} net ({preset}, {config.steps} steps) on {dataset}")
+        results[name] = train_model(dataset_dir, name, preset, config.to_dict(), str(data), run)
+        print(f"{name}: run {results[name]['run_id']}, {results[name]['model_uri']}")
+    create_markdown_artifact(results_markdown(dataset, results), key=artifact_key("train", dataset),
+                             description=f"supervised training on {dataset}")
+    return results
+
+
+def results_markdown(dataset: str, results: dict[str, dict[str, Any]]) -> str:
+    """Run ids, model URIs and final metrics as a Markdown report."""
+    lines = [f"# Supervised training on `{dataset}`", ""]
+    for family, result in results.items():
+        lines += [f"## {family} net", "", f"- MLflow run: `{result['run_id']}`",
+                  f"- model: `{result['model_uri']}`",
+                  f"- steps: {result['step']} (resumed from {result['start_step']}), device {result['device']}",
+                  "", "| metric | final value |", "|---|---|"]
+        lines += [f"| {name} | {value:.4g} |" for name, value in sorted(result["metrics"].items())]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def artifact_key(prefix: str, dataset: str) -> str:
+    """A Prefect artifact key (lowercase letters, digits, dashes) for a dataset."""
+    return f"{prefix}-{re.sub(r'[^a-z0-9]+', '-', dataset.lower()).strip('-')}"[:100]
+
+
+def run_train_supervised(dataset: str, family: str = "policy", preset: str = "small", steps: int | None = None,
+                         batch_size: int | None = None, device: str = "auto", data_dir: str | None = None,
+                         also_value: bool = False, run_name: str | None = None) -> dict[str, dict[str, Any]]:
+    """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set)."""
+    with prefect_api():
+        return train_supervised(dataset, family, preset, steps, batch_size, device, data_dir, also_value, run_name)

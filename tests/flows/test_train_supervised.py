@@ -1,0 +1,80 @@
+"""The train_supervised flow once under the Prefect test harness; `gozero train` in-process.
+
+The dataset recipe is the task test's (5x5 UCT-vs-random games), smaller: these tests check the
+wiring (registered versions, the artifact, what the CLI prints), not what the nets learn.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from flows.cli import app
+from storage import registry
+from tests.tasks.test_train_task import build_dataset
+
+GAMES = 40
+DATASET = "uct5"
+
+torch.set_num_threads(1)  # 2 cores shared with other work; tiny nets gain nothing from more
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A data dir holding the dataset `uct5`."""
+    root = tmp_path_factory.mktemp("train-flow")
+    build_dataset(root, GAMES, DATASET)
+    return root
+
+
+def read_artifact(key: str):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+    return found[0] if found else None
+
+
+def test_the_flow_trains_and_registers_a_policy_and_a_value_net(prefect_harness, data: Path) -> None:
+    from flows.train_supervised import run_train_supervised
+
+    results = run_train_supervised(DATASET, "policy", "tiny", steps=30, batch_size=32, device="cpu",
+                                   data_dir=str(data), also_value=True, run_name="flow")
+    assert set(results) == {"policy", "value"}
+    for family, result in results.items():
+        assert result["step"] == 30
+        assert result["model_uri"] == f"models:/gozero-5x5-{family}/{result['version']}"
+        assert registry.describe_run(result["run_id"]).status == "FINISHED"
+    assert "val/value_mse" in results["value"]["metrics"] and "val/policy_top1" in results["policy"]["metrics"]
+    report = read_artifact("train-uct5")
+    assert report is not None
+    for result in results.values():
+        assert result["run_id"] in report.data and result["model_uri"] in report.data
+
+
+def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
+    result = CliRunner().invoke(app, ["train", "--dataset", DATASET, "--model", "dual", "--preset", "tiny",
+                                      "--steps", "20", "--batch-size", "32", "--data-dir", str(data)])
+    assert result.exit_code == 0, result.output
+    run_id = re.search(r"MLflow run: ([0-9a-f]{32})", result.stdout)[1]
+    uri = re.search(r"model: (models:/gozero-5x5/\d+)", result.stdout)[1]
+    assert registry.describe_run(run_id).status == "FINISHED"
+    assert registry.describe(*registry.parse_model_uri(uri)).run.run_id == run_id
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--dataset", "nope"], "dataset 'nope' not found"),
+    (["--dataset", DATASET, "--preset", "huge"], "unknown preset 'huge'"),
+    (["--dataset", DATASET, "--model", "rollout"], "model 'rollout' is not one of"),
+    (["--dataset", DATASET, "--device", "cuda:7"], "device 'cuda:7' was requested"),
+])
+def test_cli_refuses_bad_input_in_one_red_line(arguments: list[str], message: str, data: Path) -> None:
+    result = CliRunner().invoke(app, ["train", *arguments, "--data-dir", str(data)])
+    assert result.exit_code == 1, result.output
+    assert message in result.stderr and result.stderr.strip().count("\n") == 0
+    assert "Traceback" not in result.output and result.stdout == ""

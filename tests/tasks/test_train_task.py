@@ -1,0 +1,146 @@
+"""The training task: a registered, loadable model with metrics and curves; a killed run resumes.
+
+The dataset is made as in tests/gocore/test_training.py (5x5 UCT-vs-random games through the
+encode tasks' functions, no Prefect server), inside a data dir so the task finds it by layout.
+MLflow is the session's SQLite store (tests/conftest.py), shared with other tests: version
+numbers are read from results, never assumed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+import torch
+
+from gocore.agents import RandomAgent, UCTAgent
+from gocore.match import play_game
+from gocore.nets import build_net
+from gocore.sgf import GameRecord, write
+from gocore.training import TINY
+from storage import checkpoints, layout, registry
+from tasks import train as train_task
+from tasks.train import train_model
+
+SIZE = 5
+GAMES = 120
+DATASET = "uct5"
+CONFIG = dataclasses.replace(TINY, steps=30, batch_size=32, checkpoint_every=10, val_every=15, val_batches=5,
+                             log_every=5, device="cpu")
+
+torch.set_num_threads(1)  # 2 cores shared with other work; tiny nets gain nothing from more
+
+
+def build_dataset(data: Path, games: int = GAMES, name: str = DATASET) -> Path:
+    """An ingested dataset of 5x5 UCT(30)-vs-random games at <data>/datasets/<name>/; its directory."""
+    from gocore.encode import EncodeOptions
+    from tasks.encode import encode_shard, finalize_dataset, plan_shards
+
+    sgf_dir = layout.raw_dir(data, "uct-vs-random")
+    sgf_dir.mkdir(parents=True)
+    for i in range(games):
+        uct, rand = UCTAgent(simulations=30, seed=i), RandomAgent(seed=10_000 + i)
+        black, white = (uct, rand) if i % 2 == 0 else (rand, uct)
+        game = play_game(black, white, size=SIZE, komi=7.5)
+        record = GameRecord(size=SIZE, komi=7.5, moves=game.moves, winner=game.winner, result=game.result,
+                            player_black=black.name, player_white=white.name)
+        (sgf_dir / f"game-{i:04d}.sgf").write_text(write(record))
+    options = EncodeOptions(encoder="agz17", augment="none", size=SIZE)
+    dataset_dir = layout.dataset_dir(data, name)
+    plan = plan_shards.fn([str(sgf_dir)], str(data / "raw"), str(dataset_dir), options, target_rows=3000)
+    for shard in plan:
+        encode_shard.fn(shard, str(dataset_dir), options)
+    finalize_dataset.fn(str(dataset_dir), plan, options, ["uct-vs-random"])
+    return dataset_dir
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory) -> SimpleNamespace:
+    """A dataset and one uninterrupted 30-step policy run on it."""
+    data = tmp_path_factory.mktemp("train-task")
+    dataset = build_dataset(data)
+    result = train_model.fn(str(dataset), "policy", "tiny", CONFIG.to_dict(), str(data), "whole")
+    return SimpleNamespace(data=data, dataset=dataset, result=result)
+
+
+def sample_planes() -> torch.Tensor:
+    """A few random 0/1 agz17 positions."""
+    generator = torch.Generator().manual_seed(7)
+    return torch.randint(0, 2, (6, 17, SIZE, SIZE), generator=generator).float()  # (B, 17, N, N)
+
+
+def test_training_registers_a_version_that_loads_as_the_trained_net(trained: SimpleNamespace) -> None:
+    result = trained.result
+    assert (result["step"], result["start_step"], result["device"]) == (CONFIG.steps, 0, "cpu")
+    assert result["model_uri"] == f"models:/gozero-5x5-policy/{result['version']}"
+    info = registry.describe("gozero-5x5-policy", result["version"])
+    assert info.run.run_id == result["run_id"] and info.tags["dataset"] == DATASET
+    loaded, config = registry.load(result["model_uri"], build_net)
+    assert config["family"] == "policy" and config["encoder"] == "agz17"
+    directory = layout.checkpoint_dir(trained.data, "whole")
+    last = train_task.latest_checkpoint(directory)
+    assert last.step == CONFIG.steps
+    trained_net = build_net(config)
+    trained_net.load_state_dict(last.model_state)  # the module as training left it
+    saved, _ = checkpoints.load_model(directory / "model", build_net)
+    planes = sample_planes()
+    with torch.no_grad():
+        expected = trained_net.eval()(planes)
+        assert torch.equal(loaded(planes), expected) and torch.equal(saved(planes), expected)
+
+
+def test_the_run_holds_params_metrics_and_curves(trained: SimpleNamespace) -> None:
+    run = registry.describe_run(trained.result["run_id"])
+    assert run.status == "FINISHED"
+    assert run.params["dataset"] == DATASET and run.params["code_version"]
+    assert len(run.params["dataset.manifest_id"]) == 16 and run.params["train.objective"] == "policy"
+    assert {"train/loss", "train/policy_top1", "val/policy_top1", "val_policy_accuracy"} <= set(run.metrics)
+    store = registry.client()
+    assert [m.step for m in store.get_metric_history(run.run_id, "train/loss")] == [5, 10, 15, 20, 25, 30]
+    assert [a.path for a in store.list_artifacts(run.run_id, "plots")] == [registry.CURVES_ARTIFACT]
+    assert trained.result["metrics"]["val_policy_accuracy"] == run.metrics["val/policy_top1"]
+
+
+def test_a_killed_run_resumes_from_its_checkpoint_and_ends_like_an_uninterrupted_one(
+        trained: SimpleNamespace, monkeypatch: pytest.MonkeyPatch) -> None:
+    report = train_task._Recorder.report
+
+    def killed_at_25(self, step: int, metrics: dict[str, float]) -> None:
+        if step >= 25:
+            raise KeyboardInterrupt("killed")  # like Ctrl-C: the MLflow run ends KILLED
+        report(self, step, metrics)
+
+    monkeypatch.setattr(train_task._Recorder, "report", killed_at_25)
+    arguments = (str(trained.dataset), "policy", "tiny", CONFIG.to_dict(), str(trained.data), "resumed")
+    with pytest.raises(KeyboardInterrupt):
+        train_model.fn(*arguments)
+    directory = layout.checkpoint_dir(trained.data, "resumed")
+    assert [p.name for p in train_task.checkpoint_files(directory)] == ["step-00000010.pt", "step-00000020.pt"]
+    monkeypatch.setattr(train_task._Recorder, "report", report)
+
+    result = train_model.fn(*arguments)
+    assert (result["start_step"], result["step"]) == (20, CONFIG.steps)
+    history = registry.client().get_metric_history(result["run_id"], "train/loss")
+    assert [m.step for m in history] == [5, 10, 15, 20, 25, 30]  # earlier points re-logged, none twice
+    resumed, _ = registry.load(result["model_uri"], build_net)
+    whole, _ = registry.load(trained.result["model_uri"], build_net)
+    planes = sample_planes()
+    with torch.no_grad():
+        torch.testing.assert_close(resumed(planes), whole(planes))  # CPU: the same batches, the same steps
+
+    assert train_model.fn(*arguments) == result  # finished: a rerun returns it without training again
+
+
+def test_a_run_name_cannot_be_reused_for_another_family(trained: SimpleNamespace) -> None:
+    with pytest.raises(ValueError, match="different family"):
+        train_model.fn(str(trained.dataset), "value", "tiny", CONFIG.to_dict(), str(trained.data), "whole")
+
+
+def test_the_default_run_key_is_stable_and_ignores_resumable_fields(trained: SimpleNamespace) -> None:
+    facts = train_task.dataset_facts(trained.dataset)
+    key = train_task.run_key(facts, "policy", "tiny", CONFIG)
+    assert key.startswith("uct5-policy-tiny-")
+    assert train_task.run_key(facts, "policy", "tiny", dataclasses.replace(CONFIG, steps=90)) == key
+    assert train_task.run_key(facts, "policy", "tiny", dataclasses.replace(CONFIG, lr=1e-2)) != key
