@@ -17,6 +17,8 @@ from rich.markup import escape
 from flows.cli_evaluate import evaluate as evaluate_command
 from flows.cli_gtp import gtp
 from flows.cli_models import models_app
+from flows.cli_selfplay import selfplay as selfplay_command
+from flows.cli_train import train_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
@@ -193,6 +195,8 @@ def print_dataset_summary(name: str, facts: dict) -> None:
 
 app.command()(gtp)
 app.command("evaluate")(evaluate_command)
+app.command("train")(train_command)
+app.command("selfplay")(selfplay_command)
 app.add_typer(models_app, name="models")
 
 

@@ -1,0 +1,103 @@
+"""`gozero selfplay --model URI --games N`: a generation of self-play games, with progress and a summary.
+
+Runs the `selfplay` flow (flows/selfplay.py) on a process pool of ``--workers`` (default: cores)
+or on a Dask cluster (``--dask-address``); a progress bar counts the games whose batch is on
+disk. ``--model uniform`` plays without a net (uniform priors, value 0): a smoke test of the
+pipeline. flows/cli.py mounts `selfplay` as a command.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+console = Console()
+MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'uniform' (no net)"
+
+
+def fail(message: str) -> typer.Exit:
+    """Print one clear line (never wrapped) and give the exit to raise."""
+    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
+    return typer.Exit(1)
+
+
+def selfplay(
+    model: Annotated[str, typer.Option(help=f"the model that plays both sides: {MODEL_HELP}")],
+    games: Annotated[int, typer.Option(min=1, help="games to play")],
+    sims: Annotated[int, typer.Option(min=1, help="search simulations per move")] = 100,
+    workers: Annotated[int | None, typer.Option(min=1, help="self-play processes (default: cores)")] = None,
+    generation: Annotated[int, typer.Option(min=0, help="generation: <data>/selfplay/gen=K")] = 0,
+    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    games_per_task: Annotated[int | None, typer.Option(min=1, help="games per task (default: games / workers)")] = None,
+    seed: Annotated[int, typer.Option(help="seed of the first task (task i uses seed + i)")] = 0,
+    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    komi: Annotated[float, typer.Option(help="komi (Chinese rules, Tromp-Taylor count)")] = 7.5,
+    encoder: Annotated[str, typer.Option(help="feature encoder for 'uniform' (a net uses its own)")] = "agz17",
+    max_moves: Annotated[int | None, typer.Option(min=1, help="move cap per game (default 3*N*N)")] = None,
+    resign_threshold: Annotated[float, typer.Option(max=0.0, help="resign below this root value; -1 never")] = -0.9,
+    dask_address: Annotated[str | None, typer.Option(help="run the self-play tasks on this Dask scheduler")] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
+) -> None:
+    """Play self-play games with one model into <data>/selfplay/gen=K (Parquet rows + SGF)."""
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")  # before Prefect loads
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    from gocore.features import get_encoder
+    from storage import layout
+    from tasks.selfplay import load_evaluator
+
+    data = layout.data_dir(data_dir)
+    try:
+        get_encoder(encoder)
+        load_evaluator(model, size, str(data))  # a bad model fails now, before any server starts
+    except ValueError as error:  # SelfPlayError and an unknown encoder
+        raise fail(str(error)) from None
+    console.print(f"self-play [bold]gen={generation}[/]: {model}, {games} games, {sims} sims, "
+                  f"{size}x{size}, komi {komi:g} -> {layout.selfplay_dir(data, generation)}", soft_wrap=True)
+    summary = _run(model, games, sims, generation, str(data), workers, games_per_task, dask_address,
+                   seed=seed, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
+                   resign_threshold=None if resign_threshold <= -1 else resign_threshold)
+    console.print(summary_table(summary))
+
+
+def _run(model: str, games: int, sims: int, generation: int, data: str, workers: int | None,
+         games_per_task: int | None, dask_address: str | None, **options: Any) -> dict[str, Any]:
+    """The flow under a progress bar fed from the sidecars on disk."""
+    from flows.cli import shard_progress
+    from flows.selfplay import default_games_per_task, run_selfplay, selfplay_progress
+
+    per_task = games_per_task or default_games_per_task(games, workers)
+
+    def poll() -> tuple[int, int]:
+        return selfplay_progress(data, generation, games, per_task, options["seed"])
+
+    with shard_progress(poll, "self-play games"):
+        try:
+            return run_selfplay(model, games, sims, generation, data, workers=workers, dask_address=dask_address,
+                                games_per_task=per_task, **options)
+        except Exception as error:  # noqa: BLE001 -- the flow re-raises a task's error: show it as one line
+            raise fail(f"{type(error).__name__}: {error}") from None
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """The generation's summary: games, positions, results, how games ended, false resignations."""
+    table = Table(title=f"self-play gen={summary['generation']}: {summary['directory']}")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    games = max(summary.get("games", 0), 1)
+    for measure, key in (("games", "games"), ("positions", "positions"), ("black wins", "black_wins"),
+                         ("white wins", "white_wins"), ("draws", "draws"), ("resignations", "resignations"),
+                         ("two passes", "two_passes"), ("move cap", "move_cap"),
+                         ("no-resign games", "no_resign_games"), ("false resignations", "false_resignations")):
+        value = summary.get(key, 0)
+        share = f" ({100 * value / games:.0f} %)" if key.endswith("wins") else ""
+        table.add_row(measure, f"{value:,}{share}")
+    table.add_row("mean length", f"{summary['mean_length']:.1f}")
+    table.add_row("tasks (already on disk)", f"{summary['tasks']} ({summary['tasks_skipped']})")
+    table.add_row("play time (s, summed over tasks)", f"{summary['seconds_played']:.1f}")
+    return table

@@ -1,0 +1,57 @@
+"""The selfplay flow end to end under a Prefect test server, and `gozero selfplay`'s one-line errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from typer.testing import CliRunner
+
+from flows.cli_selfplay import selfplay as selfplay_command
+from flows.selfplay import plan_batches
+from storage.stream import BatchStream
+
+app = typer.Typer()
+app.command("selfplay")(selfplay_command)  # mounted the way flows/cli.py mounts it
+
+
+@app.command()
+def other() -> None:
+    """A second command, so typer keeps `selfplay` as a subcommand (as in the real app)."""
+
+
+def read_artifact(key: str):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+    return found[0] if found else None
+
+
+def test_plan_batches_splits_games_with_consecutive_seeds():
+    assert plan_batches(5, 2, 10) == [(10, 2), (11, 2), (12, 1)]
+    assert plan_batches(4, 8, 0) == [(0, 4)]
+
+
+def test_selfplay_flow_maps_batches_writes_shards_and_reports(prefect_harness, data_dir: Path):
+    from flows.selfplay import selfplay
+
+    summary = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=2,
+                       size=5, komi=2.5, max_moves=30)
+    generation = data_dir / "selfplay" / "gen=1"
+    assert summary["games"] == 4 and summary["tasks"] == 2 and summary["tasks_skipped"] == 0
+    assert [Path(s).name for s in summary["shards"]] == ["shard-s0.parquet", "shard-s1.parquet"]
+    assert len(list((generation / "games").glob("*.sgf"))) == 4
+    stream = BatchStream([Path(s) for s in summary["shards"]], batch_size=8, val_percent=0, epochs=1)
+    assert sum(len(batch) for batch in stream) == summary["positions"] == summary["rows"]
+    report = read_artifact("selfplay-gen-1")
+    assert report is not None and "# Self-play generation 1" in report.data and "false resignations" in report.data
+
+
+def test_cli_refuses_a_missing_model_in_one_line(data_dir: Path):
+    result = CliRunner().invoke(app, ["selfplay", "--model", str(data_dir / "no-such-model"), "--games", "2",
+                                      "--data-dir", str(data_dir)])
+    assert result.exit_code == 1
+    assert "error:" in result.output and "no such model directory" in result.output
+    assert "Traceback" not in result.output
