@@ -55,7 +55,8 @@ def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     options = EncodeOptions(encoder="agz17", augment="none", size=SIZE)
     dataset_dir = root / "datasets" / "uct5"
     plan = plan_shards.fn([str(sgf_dir)], str(root / "raw"), str(dataset_dir), options, target_rows=3000)
-    stats = [encode_shard.fn(shard, str(dataset_dir), options) for shard in plan]
+    for shard in plan:
+        encode_shard.fn(shard, str(dataset_dir), options)
     finalize_dataset.fn(str(dataset_dir), plan, options, ["uct-vs-random"])
     return dataset_dir
 

@@ -41,7 +41,8 @@ def build(tmp_path: Path, corpus: Corpus, options: EncodeOptions, target_rows: i
     dataset = tmp_path / "dataset"
     target_rows = target_rows or SHARD_POSITIONS * FACTOR[options.augment]
     plan = plan_shards.fn([str(root)], str(tmp_path / "raw"), str(dataset), options, target_rows)
-    stats = [encode_shard.fn(spec, str(dataset), options) for spec in plan[shards]]
+    for spec in plan[shards]:
+        encode_shard.fn(spec, str(dataset), options)
     if shards != slice(None):
         return dataset, plan, None
     return dataset, plan, finalize_dataset.fn(str(dataset), plan, options, ["corpus"])
