@@ -131,6 +131,22 @@ def encode_position(position: Position, encoder: str | Encoder) -> np.ndarray:
     return planes.astype(np.uint8)  # (C, N, N)
 
 
+def encode_positions(positions: Sequence[Position], encoder: str | Encoder) -> np.ndarray:
+    """(B, C, N, N) uint8 planes of many positions at once (search batches); = encode_position each."""
+    enc = get_encoder(encoder)
+    size = positions[0].size
+    boards = np.zeros((len(positions), enc.history, size, size), np.int8)  # (B, H, N, N) most recent first
+    for i, position in enumerate(positions):
+        past = (position.stones,) + tuple(position.history[: enc.history - 1])
+        boards[i, : len(past)] = past
+    movers = np.array([position.to_play for position in positions], np.int8)  # (B,)
+    kinds, lags = _plane_table(enc)
+    wanted = movers[:, None] * np.where(kinds == _OWN, 1, -1).astype(np.int8)  # (B, C) colour
+    planes = boards[:, lags] == wanted[:, :, None, None]  # (B, C, N, N) bool
+    planes[:, kinds == _BLACK_TO_PLAY] = (movers == 1)[:, None, None, None]
+    return planes.view(np.uint8)
+
+
 # ---------------------------------------------------------------- many games, vectorized
 def _plane_table(enc: Encoder) -> tuple[np.ndarray, np.ndarray]:
     """(kinds (C,) int64 codes, lags (C,) int64) for the batch paths."""

@@ -65,7 +65,7 @@ class NetEvaluator:
     def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
         if any(p.size != self.size for p in positions):
             raise ValueError(f"this net plays {self.size}x{self.size} only")
-        planes = np.stack([features.encode_position(p, self.encoder) for p in positions])  # (B, C, N, N)
+        planes = features.encode_positions(positions, self.encoder)  # (B, C, N, N)
         ks = range(8) if self.average_symmetries else (0,)
         logits = np.zeros((len(positions), self.size ** 2 + 1), np.float32)
         values = np.zeros(len(positions), np.float32)

@@ -287,3 +287,19 @@ def test_encode_games_packed_per_row_equals_transform_rows_then_pack(random_game
                                   expected)
     with pytest.raises(ValueError, match="row symmetries"):
         features.encode_games_packed_per_row(stones_list, movers_list, encoder, ks[1:])
+
+
+@pytest.mark.parametrize("encoder", ["agz17", "oneplane"])
+def test_encode_positions_equals_encode_position_for_each(encoder):
+    rng = np.random.default_rng(5)
+    positions = []
+    for size in (5, 9):
+        position = Position.initial(size)
+        for _ in range(40):
+            legal = np.flatnonzero(position.legal_moves())
+            position = position.play(int(rng.choice(legal)))
+            positions.append(position)
+    for size in (5, 9):
+        batch = [p for p in positions if p.size == size]
+        expected = np.stack([features.encode_position(p, encoder) for p in batch])
+        assert np.array_equal(features.encode_positions(batch, encoder), expected)
