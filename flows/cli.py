@@ -11,9 +11,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
+from flows.cli_common import console, fail, quiet_prefect
 from flows.cli_evaluate import evaluate as evaluate_command
 from flows.cli_gtp import gtp
 from flows.cli_models import models_app
@@ -22,23 +21,7 @@ from flows.cli_train import train_command
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
-console = Console()
-errors = Console(stderr=True)
 AGENT_HELP = "random, or uct[-SIMULATIONS] (UCT with random playouts), e.g. uct-800"
-
-
-def quiet_prefect(verbose: bool) -> None:
-    """Keep Prefect's console logs out of the CLI's output unless asked; call before importing it."""
-    import os
-
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one clear line and give the exit to raise."""
-    errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
-    return typer.Exit(1)
 
 
 def make_agent(spec: str, seed: int):

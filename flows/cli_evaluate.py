@@ -18,22 +18,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.live import Live
 from rich.table import Table
+
+from flows.cli_common import console, fail
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from gocore.ratings import SprtConfig
     from tasks.evaluate import MatchSettings
 
-console = Console()
 PLAYER_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS or a model dir"
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one clear line (never wrapped) and give the exit to raise."""
-    console.print(f"[bold red]error:[/] {message}", soft_wrap=True)
-    return typer.Exit(1)
 
 
 def evaluate(

@@ -12,20 +12,13 @@ from typing import Annotated
 
 import typer
 from rich import box
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Column, Table
+
+from flows.cli_common import console, fail
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Registered models: list them, show one, promote a champion.")
-console = Console()
 DataDir = Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")]
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one clear line (never wrapped) and give the exit to raise."""
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)  # messages may hold [...]
-    return typer.Exit(1)
 
 
 @models_app.command("list")

@@ -13,18 +13,11 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
-console = Console()
+from flows.cli_common import console, fail
+
 MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'uniform' (no net)"
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one clear line (never wrapped) and give the exit to raise."""
-    console.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
-    return typer.Exit(1)
 
 
 def selfplay(

@@ -15,18 +15,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
-console = Console()
-errors = Console(stderr=True)
+from flows.cli_common import console, fail
+
 MODELS = ("policy", "value", "dual")
-
-
-def fail(message: str) -> typer.Exit:
-    """Print one clear line on stderr (escaped, never wrapped) and give the exit to raise."""
-    errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
-    return typer.Exit(1)
 
 
 def train_command(
