@@ -24,3 +24,33 @@ def random_game(size: int, rng: np.random.Generator, max_moves: int | None = Non
         position = position.play(move)
         moves.append(move)
     return moves, position
+
+
+def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5):
+    """SGFs of `games` UCT(30)-vs-random games in `sgf_dir`, ingested (agz17, no augmentation) into
+    `dataset_dir` through the encode tasks' own functions; returns `dataset_dir`.
+
+    UCT with 30 simulations tries every 5x5 move, so its moves carry a learnable signal."""
+    from pathlib import Path
+
+    from gocore.agents import RandomAgent, UCTAgent
+    from gocore.encode import EncodeOptions
+    from gocore.match import play_game
+    from gocore.sgf import GameRecord, write
+    from tasks.encode import encode_shard, finalize_dataset, plan_shards
+
+    sgf_dir, dataset_dir = Path(sgf_dir), Path(dataset_dir)
+    sgf_dir.mkdir(parents=True)
+    for i in range(games):
+        uct, rand = UCTAgent(simulations=30, seed=i), RandomAgent(seed=10_000 + i)
+        black, white = (uct, rand) if i % 2 == 0 else (rand, uct)
+        game = play_game(black, white, size=size, komi=7.5)
+        record = GameRecord(size=size, komi=7.5, moves=game.moves, winner=game.winner, result=game.result,
+                            player_black=black.name, player_white=white.name)
+        (sgf_dir / f"game-{i:04d}.sgf").write_text(write(record))
+    options = EncodeOptions(encoder="agz17", augment="none", size=size)
+    plan = plan_shards.fn([str(sgf_dir)], str(sgf_dir.parent), str(dataset_dir), options, target_rows=3000)
+    for shard in plan:
+        encode_shard.fn(shard, str(dataset_dir), options)
+    finalize_dataset.fn(str(dataset_dir), plan, options, ["uct-vs-random"])
+    return dataset_dir

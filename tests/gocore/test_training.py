@@ -19,14 +19,12 @@ import numpy as np
 import pytest
 import torch
 
-from gocore.agents import RandomAgent, UCTAgent
-from gocore.match import play_game
 from gocore.nets import build_net, preset
-from gocore.sgf import GameRecord, write
 from gocore.training import (PRESETS, TINY, TrainConfig, TrainError, TrainState, check_objective,
                              learning_rate, loss_terms, train)
 from storage.checkpoints import load_training_checkpoint, save_training_checkpoint
 from storage.stream import BatchStream, InMemoryBatches, StreamFactory
+from tests.helpers import build_uct_dataset
 
 SIZE = 5
 GAMES = 300
@@ -39,26 +37,8 @@ torch.set_num_threads(1)  # 2 cores shared with other work; tiny nets gain nothi
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An ingested dataset of UCT-vs-random 5x5 games (about 10k rows, 4 shards)."""
-    from gocore.encode import EncodeOptions
-    from tasks.encode import encode_shard, finalize_dataset, plan_shards
-
     root = tmp_path_factory.mktemp("training")
-    sgf_dir = root / "raw" / "uct-vs-random"
-    sgf_dir.mkdir(parents=True)
-    for i in range(GAMES):
-        uct, rand = UCTAgent(simulations=30, seed=i), RandomAgent(seed=10_000 + i)
-        black, white = (uct, rand) if i % 2 == 0 else (rand, uct)
-        game = play_game(black, white, size=SIZE, komi=7.5)
-        record = GameRecord(size=SIZE, komi=7.5, moves=game.moves, winner=game.winner, result=game.result,
-                            player_black=black.name, player_white=white.name)
-        (sgf_dir / f"game-{i:04d}.sgf").write_text(write(record))
-    options = EncodeOptions(encoder="agz17", augment="none", size=SIZE)
-    dataset_dir = root / "datasets" / "uct5"
-    plan = plan_shards.fn([str(sgf_dir)], str(root / "raw"), str(dataset_dir), options, target_rows=3000)
-    for shard in plan:
-        encode_shard.fn(shard, str(dataset_dir), options)
-    finalize_dataset.fn(str(dataset_dir), plan, options, ["uct-vs-random"])
-    return dataset_dir
+    return build_uct_dataset(root / "raw" / "uct-vs-random", root / "datasets" / "uct5", GAMES, SIZE)
 
 
 def tiny_net(family: str = "dual") -> torch.nn.Module:

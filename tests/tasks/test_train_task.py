@@ -15,14 +15,12 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from gocore.agents import RandomAgent, UCTAgent
-from gocore.match import play_game
 from gocore.nets import build_net
-from gocore.sgf import GameRecord, write
 from gocore.training import TINY
 from storage import checkpoints, layout, registry
 from tasks import train as train_task
 from tasks.train import train_model
+from tests.helpers import build_uct_dataset
 
 SIZE = 5
 GAMES = 120
@@ -35,25 +33,7 @@ torch.set_num_threads(1)  # 2 cores shared with other work; tiny nets gain nothi
 
 def build_dataset(data: Path, games: int = GAMES, name: str = DATASET) -> Path:
     """An ingested dataset of 5x5 UCT(30)-vs-random games at <data>/datasets/<name>/; its directory."""
-    from gocore.encode import EncodeOptions
-    from tasks.encode import encode_shard, finalize_dataset, plan_shards
-
-    sgf_dir = layout.raw_dir(data, "uct-vs-random")
-    sgf_dir.mkdir(parents=True)
-    for i in range(games):
-        uct, rand = UCTAgent(simulations=30, seed=i), RandomAgent(seed=10_000 + i)
-        black, white = (uct, rand) if i % 2 == 0 else (rand, uct)
-        game = play_game(black, white, size=SIZE, komi=7.5)
-        record = GameRecord(size=SIZE, komi=7.5, moves=game.moves, winner=game.winner, result=game.result,
-                            player_black=black.name, player_white=white.name)
-        (sgf_dir / f"game-{i:04d}.sgf").write_text(write(record))
-    options = EncodeOptions(encoder="agz17", augment="none", size=SIZE)
-    dataset_dir = layout.dataset_dir(data, name)
-    plan = plan_shards.fn([str(sgf_dir)], str(data / "raw"), str(dataset_dir), options, target_rows=3000)
-    for shard in plan:
-        encode_shard.fn(shard, str(dataset_dir), options)
-    finalize_dataset.fn(str(dataset_dir), plan, options, ["uct-vs-random"])
-    return dataset_dir
+    return build_uct_dataset(layout.raw_dir(data, "uct-vs-random"), layout.dataset_dir(data, name), games, SIZE)
 
 
 @pytest.fixture(scope="module")
