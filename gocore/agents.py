@@ -14,6 +14,7 @@ that as a loss for the side to move.
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
@@ -155,10 +156,16 @@ class AlphaZeroAgent:
         self._search: mcts.BatchedSearch | None = None
         self._root_values: dict[int, list[float]] = {1: [], -1: []}  # per colour, this game: resigning
         self.last_result: mcts.SearchResult | None = None  # the latest search, for logs and GTP
+        self._time_budget: float | None = None
+
+    def set_time_budget(self, seconds: float | None) -> None:
+        """Think at most about `seconds` per move (GTP time controls); None: simulations only."""
+        self._time_budget = seconds
 
     def select_move(self, position: Position) -> int:
         self._start_from(position)
-        result = self._search.search()[0]
+        deadline = None if self._time_budget is None else time.monotonic() + self._time_budget
+        result = self._search.search(deadline=deadline)[0]
         self.last_result = result
         own_values = self._root_values[position.to_play]
         own_values.append(result.root_value)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -209,8 +210,12 @@ class BatchedSearch:
         self.rng = np.random.default_rng(seed)
         self.roots = [self._new_node(p, None, -1) for p in positions]
 
-    def search(self, games: Sequence[int] | None = None) -> list[SearchResult]:
-        """Run `simulations` more simulations on each listed game (default all); one result each."""
+    def search(self, games: Sequence[int] | None = None, deadline: float | None = None) -> list[SearchResult]:
+        """Run `simulations` more simulations on each listed game (default all); one result each.
+
+        With a `deadline` (a `time.monotonic()` value) the search also stops after the round that
+        passes it: fewer simulations, never fewer than one round.
+        """
         games = list(range(len(self.roots))) if games is None else list(games)
         for g in games:
             if self.roots[g].terminal_value is not None:
@@ -221,6 +226,8 @@ class BatchedSearch:
         while remaining:
             self._round(remaining)
             remaining = {g: n for g, n in remaining.items() if n > 0}
+            if deadline is not None and time.monotonic() >= deadline:
+                break
         return [self._result(self.roots[g]) for g in games]
 
     def advance(self, game: int, move: int) -> None:

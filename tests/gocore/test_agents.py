@@ -169,3 +169,21 @@ def test_alphago_search_with_policy_value_and_rollouts_beats_random(random_game_
                              trained("value", random_game_rows, steps=200), device="cpu")
     agent = AlphaGoAgent(evaluator, mcts.ALPHAGO.replace(simulations=64), seed=0)
     assert wins_against_random(agent, 4) == 4
+
+
+def test_a_time_budget_cuts_the_search_short_but_still_gives_a_legal_move():
+    import time
+
+    from gocore import mcts
+    from gocore.agents import AlphaZeroAgent
+    from gocore.board import Position
+    from gocore.inference import UniformEvaluator
+
+    agent = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(simulations=1_000_000), seed=1)
+    agent.set_time_budget(0.2)
+    position = Position.initial(7)
+    start = time.monotonic()
+    move = agent.select_move(position)
+    elapsed = time.monotonic() - start
+    assert position.is_legal(move) and elapsed < 5
+    assert 0 < agent.last_result.visits.sum() < 1_000_000
