@@ -54,3 +54,13 @@ def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5):
         encode_shard.fn(shard, str(dataset_dir), options)
     finalize_dataset.fn(str(dataset_dir), plan, options, ["uct-vs-random"])
     return dataset_dir
+
+
+def read_artifact(key: str):
+    """The Prefect artifact with this key from the current API (the test harness), or None."""
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    with get_client(sync_client=True) as client:
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+    return found[0] if found else None

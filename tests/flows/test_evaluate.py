@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 from flows.cli_evaluate import evaluate as evaluate_command
 from gocore.ratings import SprtConfig
 from storage import matches
+from tests.helpers import read_artifact
 
 app = typer.Typer()
 app.command("evaluate")(evaluate_command)  # mounted the way flows/cli.py mounts it
@@ -20,15 +21,6 @@ app.command("evaluate")(evaluate_command)  # mounted the way flows/cli.py mounts
 @app.command()
 def other() -> None:
     """A second command, so typer keeps `evaluate` as a subcommand (as in the real app)."""
-
-
-def read_artifact(key: str):
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-
-    with get_client(sync_client=True) as client:
-        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
-    return found[0] if found else None
 
 
 def test_evaluate_flow_plays_stores_and_reports(prefect_harness, data_dir: Path):

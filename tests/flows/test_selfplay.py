@@ -10,6 +10,7 @@ from typer.testing import CliRunner
 from flows.cli_selfplay import selfplay as selfplay_command
 from flows.selfplay import plan_batches
 from storage.stream import BatchStream
+from tests.helpers import read_artifact
 
 app = typer.Typer()
 app.command("selfplay")(selfplay_command)  # mounted the way flows/cli.py mounts it
@@ -18,15 +19,6 @@ app.command("selfplay")(selfplay_command)  # mounted the way flows/cli.py mounts
 @app.command()
 def other() -> None:
     """A second command, so typer keeps `selfplay` as a subcommand (as in the real app)."""
-
-
-def read_artifact(key: str):
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-
-    with get_client(sync_client=True) as client:
-        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
-    return found[0] if found else None
 
 
 def test_plan_batches_splits_games_with_consecutive_seeds():

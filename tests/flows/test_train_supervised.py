@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from storage import registry
+from tests.helpers import read_artifact
 from tests.tasks.test_train_task import build_dataset
 
 GAMES = 40
@@ -29,15 +30,6 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("train-flow")
     build_dataset(root, GAMES, DATASET)
     return root
-
-
-def read_artifact(key: str):
-    from prefect.client.orchestration import get_client
-    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-
-    with get_client(sync_client=True) as client:
-        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
-    return found[0] if found else None
 
 
 def test_the_flow_trains_and_registers_a_policy_and_a_value_net(prefect_harness, data: Path) -> None:
