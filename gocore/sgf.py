@@ -9,6 +9,14 @@ branch; other variations are ignored). We skip sgfmill's `Sgf_game` node objects
 `gocore.coords`, which is both faster and keeps row 0 at the top. Legality is not checked while
 reading; `replay` (or the encoder's batch replay) does that.
 
+Fast path: most games are a root of upper-case properties with unescaped values, then only
+``;B[xy]``/``;W[xy]`` nodes. One regex match (`_FAST_GAME`) recognises such a game without sgfmill's
+per-token tokeniser; its root becomes the property map sgfmill would build and goes through the
+same code (root properties, setup, even a move in the root), and each move is one lookup of
+``B[xy]`` in a table (a miss replays the moves through `_read_main_line`, for the same error).
+Any other game is parsed by sgfmill as before; both paths give identical results, which
+tests/gocore/test_sgf_fast.py checks.
+
 Decisions, for real-world files:
 - FF[1..4] are all read; ``tt`` is a pass on boards up to 19x19 (also in FF[4]); lower-case
   property names of old files (``AddBlack``) are reduced to capitals by sgfmill.
@@ -47,6 +55,14 @@ from gocore.board import MAX_SIZE, MIN_SIZE, IllegalMove, Position
 from gocore.coords import CoordinateError, from_sgf, pass_move, to_gtp, to_rowcol, to_sgf
 
 _GAME_START = re.compile(rb"\(\s*;")
+_FAST = True  # False: every game through sgfmill (tests compare both paths)
+# A whole game of the common shape (see the module docstring); possessive repeats keep it linear.
+# Whitespace may stand wherever sgfmill's tokeniser skips it: before every token.
+_FAST_GAME = re.compile(rb"\(\s*+;((?:\s*+[A-Z]{1,64}+(?:\s*+\[[^\\\]]*+\])++)*+)"
+                        rb"((?:\s*+;\s*+[BW]\s*+\[[a-z]{0,2}+\])*+)\s*+\)")
+_FAST_VALUE = re.compile(rb"([A-Z]*)\s*\[([^\]]*)\]")  # identifier ("" if repeated) and value
+_WHITESPACE = b" \t\n\r\f\v"  # what \s matches in a bytes pattern
+_TEXT_SPECIAL = re.compile(rb"[\\\t\n\r\f\v]")  # what sgfmill's simpletext_value changes
 # Tolerant scan of a broken game: values (maybe unterminated) and parentheses, nothing else.
 _SCAN = re.compile(rb"\[[^\\\]]*(?:\\.[^\\\]]*)*\]?|[()]", re.DOTALL)
 _RESULT_WINNER = re.compile(r"\s*(B|W)(?:LACK|HITE)?\s*\+", re.IGNORECASE)
@@ -140,7 +156,10 @@ def read_games_lenient(data: str | bytes, source: str | None = None) -> list[Gam
         try:
             if isinstance(tree, SgfError):
                 raise tree
-            record = _record_from_tree(tree, is_decoded)
+            if isinstance(tree, re.Match):
+                record = _record_from_match(tree, is_decoded)
+            else:
+                record = _record_from_tree(tree, is_decoded)
             record.source = f"{source}#{index}" if source is not None else None
             games.append(record)
         except SgfError as error:
@@ -169,11 +188,18 @@ def _as_bytes(data: str | bytes, where: str) -> tuple[bytes, bool]:
     return data, False
 
 
-def _split_games(data: bytes) -> list[sgf_grammar.Coarse_game_tree | SgfError]:
-    """Each game of a collection parsed once; a broken game becomes an SgfError in its place."""
-    games: list[sgf_grammar.Coarse_game_tree | SgfError] = []
+def _split_games(data: bytes) -> list[sgf_grammar.Coarse_game_tree | re.Match | SgfError]:
+    """Each game of a collection parsed once (a `_FAST_GAME` match if it has the common shape);
+    a broken game becomes an SgfError in its place."""
+    games: list[sgf_grammar.Coarse_game_tree | re.Match | SgfError] = []
     position = 0
     while True:
+        start = _GAME_START.search(data, position) if _FAST else None
+        fast = start and _FAST_GAME.match(data, start.start())
+        if fast:  # ends, like sgfmill's game, after the ')' that closes it
+            games.append(fast)
+            position = fast.end()
+            continue
         try:
             # The private half of parse_sgf_collection: it also returns where the game ended,
             # which lets us go on past a broken game instead of losing the rest of the file.
@@ -204,14 +230,31 @@ def _end_of_broken_game(data: bytes, start: int) -> int:
 
 def _record_from_tree(tree: sgf_grammar.Coarse_game_tree, is_decoded: bool) -> GameRecord:
     """A GameRecord from the root properties and the main line of one parsed game."""
-    root = tree.sequence[0]
+    return _record(tree.sequence[0], sgf_grammar.main_sequence_iter(tree), b"", is_decoded)
+
+
+def _record_from_match(match: re.Match, is_decoded: bool) -> GameRecord:
+    """`_record_from_tree` of a `_FAST_GAME` match: sgfmill's root property map, then its moves."""
+    root: dict[str, list[bytes]] = {}
+    values: list[bytes] = []
+    for identifier, value in _FAST_VALUE.findall(match.group(1)):
+        if identifier:  # a repeated identifier adds its values, as in sgfmill
+            values = root.setdefault(identifier.decode("ascii"), [])
+        values.append(value)
+    return _record(root, [root], match.group(2), is_decoded)
+
+
+def _record(root: dict, nodes, move_nodes: bytes, is_decoded: bool) -> GameRecord:
+    """A GameRecord from the root, the main line's `nodes` and then `_FAST_GAME`'s move nodes."""
     _check_game_type(root)
     size = _board_size(root)
     charsets = ("utf-8",) if is_decoded else _charsets(_first(root, "CA"))
 
     def text(identifier: str) -> str | None:
         value = _first(root, identifier)
-        return None if value is None else _decode(sgf_grammar.simpletext_value(value), charsets)
+        if value is not None and _TEXT_SPECIAL.search(value):  # else simpletext_value is a no-op
+            value = sgf_grammar.simpletext_value(value)
+        return None if value is None else _decode(value, charsets)
 
     result = text("RE")
     record = GameRecord(
@@ -219,7 +262,13 @@ def _record_from_tree(tree: sgf_grammar.Coarse_game_tree, is_decoded: bool) -> G
         winner=winner_from_result(result), result=result,
         player_black=text("PB"), player_white=text("PW"), rank_black=text("BR"),
         rank_white=text("WR"), date=text("DT"), declared_to_play=_declared_to_play(root))
-    _read_main_line(sgf_grammar.main_sequence_iter(tree), record, charsets)
+    _read_main_line(nodes, record, charsets)
+    if move_nodes:  # b";B[cd]\n;W[]...": no whitespace inside a value, so drop it all
+        moves, table = move_nodes.translate(None, _WHITESPACE).split(b";")[1:], _move_table(size)
+        try:
+            record.moves += [table[move] for move in moves]
+        except KeyError:  # e.g. a point off the board: the slow loop raises its error
+            _read_main_line(({move[:1].decode(): [move[2:-1]]} for move in moves), record, charsets)
     overlap = set(record.setup_black) & set(record.setup_white)
     if overlap:
         points = ", ".join(sorted(to_gtp(p, size) for p in overlap))
@@ -300,6 +349,13 @@ def _point_table(size: int) -> dict[bytes, int]:
     table = {to_sgf(move, size).encode("ascii"): move for move in range(size * size + 1)}
     table[b"tt"] = pass_move(size)
     return table
+
+
+@lru_cache(maxsize=None)
+def _move_table(size: int) -> dict[bytes, tuple[int, int]]:
+    """Move node without its ';' (``B[cd]``) -> (colour, move), from `_point_table`."""
+    return {b"%s[%s]" % (letter, point): (color, move) for point, move in _point_table(size).items()
+            for letter, color in ((b"B", 1), (b"W", -1))}
 
 
 def _first(props: dict, identifier: str) -> bytes | None:
