@@ -302,60 +302,100 @@ def _symmetric_bits(boards, perms, bits):
                     bits[s, t, 0 if v == 1 else 1, p >> 6] |= mask
 
 
-@njit(cache=True)
-def _or_at(stream, source, offset):
-    """OR the MSB-first bit string `source` (W words) into `stream` starting at bit `offset`."""
-    word, shift = offset >> 6, np.uint64(offset & 63)
-    for i in range(source.shape[0]):
-        stream[word + i] |= source[i] >> shift
-        stream[word + i + 1] |= (source[i] << _ONE) << (np.uint64(63) - shift)  # 0 when shift is 0
+_BYTES_1, _BYTES_2 = np.uint64(0x00FF00FF00FF00FF), np.uint64(0x0000FFFF0000FFFF)
+_8, _16, _32 = np.uint64(8), np.uint64(16), np.uint64(32)
 
 
 @njit(cache=True)
-def _encode_packed(boards, movers, starts, kinds, lags, perms, row_perms, row_bits, stream):
-    """OR all rows into `stream` (zeroed): row r*K + k = position r under perms[row_perms[r, k]]."""
+def _big_endian(word, swap):
+    """`word` with its bytes reversed if `swap` (little-endian hosts): MSB-first bits → packbits bytes."""
+    if not swap:
+        return word
+    word = ((word & _BYTES_1) << _8) | ((word >> _8) & _BYTES_1)
+    word = ((word & _BYTES_2) << _16) | ((word >> _16) & _BYTES_2)
+    return (word << _32) | (word >> _32)
+
+
+@njit(cache=True)
+def _encode_packed(boards, movers, starts, kinds, lags, perms, row_position, row_symmetry, stream, swap):
+    """Write every output row into `stream` as one MSB-first bit stream, in output order: row i
+    is position row_position[i] under perms[row_symmetry[i]]. The symmetric bit boards of all
+    positions are built first; rows are then appended plane by plane through one 64-bit
+    accumulator, so each output word is stored once, sequentially, whatever the row order."""
     n_sym, nn = perms.shape
-    per_position = row_perms.shape[1]
-    ones = np.zeros((nn + 63) // 64, dtype=np.uint64)
+    words = (nn + 63) // 64
+    last_bits = nn - 64 * (words - 1)  # valid (top) bits of a plane's last word
+    pad = -(kinds.shape[0] * nn) % 8
+    ones = np.zeros(words, dtype=np.uint64)
     for i in range(nn):
         ones[i >> 6] |= _ONE << np.uint64(63 - (i & 63))
+    bits = np.empty((n_sym, boards.shape[0] + 1, 2, words), dtype=np.uint64)
+    bits[:, 0] = _ZERO  # board 0 is the empty board before any game: history before a first move
+    moves_in = np.empty(boards.shape[0], dtype=np.int64)  # t: moves played in its game
     for g in range(starts.shape[0] - 1):
         first, last = starts[g], starts[g + 1]
-        bits = np.empty((n_sym, last - first, 2, ones.shape[0]), dtype=np.uint64)
-        _symmetric_bits(boards[first:last], perms, bits)
+        _symmetric_bits(boards[first:last], perms, bits[:, first + 1:last + 1])
         for t in range(last - first):
-            own = 0 if movers[first + t] == 1 else 1
-            for k in range(per_position):
-                j = row_perms[first + t, k]
-                row_start = ((first + t) * per_position + k) * row_bits
-                for c in range(kinds.shape[0]):
-                    if kinds[c] == _BLACK_TO_PLAY:
-                        if own == 0:
-                            _or_at(stream, ones, row_start + c * nn)
-                    elif t >= lags[c]:  # boards before the first move are empty: nothing to OR
-                        colour = own if kinds[c] == _OWN else 1 - own
-                        _or_at(stream, bits[j, t - lags[c], colour], row_start + c * nn)
+            moves_in[first + t] = t
+    acc, filled, out = _ZERO, 0, 0  # bits waiting in acc (at its top), next word of stream
+    for i in range(row_position.shape[0]):
+        p, j = row_position[i], row_symmetry[i]
+        t, own = moves_in[p], 0 if movers[p] == 1 else 1
+        for c in range(kinds.shape[0]):
+            kind, board, colour = kinds[c], 0, 0  # board 0 is empty: planes before the first move
+            if kind == _BLACK_TO_PLAY:
+                if own != 0:
+                    colour = -1  # an all-zero plane
+            elif t >= lags[c]:
+                board, colour = p + 1 - lags[c], own if kind == _OWN else 1 - own
+            for w in range(words):
+                n = 64 if w < words - 1 else last_bits
+                if colour < 0:
+                    v = _ZERO
+                elif kind == _BLACK_TO_PLAY:
+                    v = ones[w]
+                else:
+                    v = bits[j, board, colour, w]
+                acc |= v >> np.uint64(filled)
+                if filled + n >= 64:  # a full word: store it, keep the bits of v that did not fit
+                    stream[out] = _big_endian(acc, swap)
+                    out += 1
+                    acc = v << np.uint64(64 - filled) if filled else _ZERO
+                    filled += n - 64
+                else:
+                    filled += n
+        filled += pad  # zero bits up to the row's last byte
+        if filled >= 64:
+            stream[out] = _big_endian(acc, swap)
+            out, acc, filled = out + 1, _ZERO, filled - 64
+    if filled:
+        stream[out] = _big_endian(acc, swap)
 
 
-def _packed_rows(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.ndarray],
-                 encoder: str | Encoder, symmetries: np.ndarray, row_choice: np.ndarray | None
-                 ) -> np.ndarray:
-    """(R*K, nbytes) uint8 by the kernel; row_choice (R, K) indexes `symmetries` (None: all)."""
+def encode_rows_packed(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.ndarray],
+                       encoder: str | Encoder, positions: np.ndarray, symmetries: np.ndarray) -> np.ndarray:
+    """(K, nbytes) uint8: row i is pack_planes of position positions[i] (an index into every
+    position of every game, in order) under symmetry symmetries[i], rows in the order asked.
+
+    The ingest asks for its shuffled order directly: rows are written sequentially, never gathered.
+    """
     enc = get_encoder(encoder)
     boards, movers, starts, size = _concat_games(stones_list, movers_list)
+    positions = np.ascontiguousarray(positions, dtype=np.int64).reshape(-1)
+    ids = _symmetry_ids(symmetries) if len(positions) else np.zeros(0, np.int64)
+    if len(ids) != len(positions):
+        raise ValueError(f"{len(ids)} row symmetries for {len(positions)} rows")
+    if len(positions) and (positions.min() < 0 or positions.max() >= len(movers)):
+        raise ValueError(f"row positions must be in 0..{len(movers) - 1}")
+    counts = np.bincount(ids, minlength=8)
+    used = np.flatnonzero(counts)  # bit boards are built only for the symmetries used
+    row_symmetry = (np.cumsum(counts > 0) - 1)[ids]  # (K,) index into used
+    perms = np.ascontiguousarray(symmetry.move_table(size)[used, :-1])  # (S, N*N)
     kinds, lags = _plane_table(enc)
-    perms = np.ascontiguousarray(symmetry.move_table(size)[symmetries, :-1])  # (S, N*N)
-    if row_choice is None:
-        row_choice = np.broadcast_to(np.arange(len(symmetries)), (len(movers), len(symmetries)))
-    if len(row_choice) != len(movers):
-        raise ValueError(f"{len(row_choice)} row symmetries for {len(movers)} positions")
-    rows, nbytes = row_choice.size, packed_nbytes(enc.num_planes, size)
-    slack = (size * size + 63) // 64 + 2  # _or_at may touch zero words just past the last row
-    stream = np.zeros((rows * nbytes + 7) // 8 + slack, dtype=np.uint64)
-    row_perms = np.ascontiguousarray(row_choice, dtype=np.int64)  # (R, K)
-    _encode_packed(boards, movers, starts, kinds, lags, perms, row_perms, 8 * nbytes, stream)
-    if sys.byteorder == "little":
-        stream.byteswap(inplace=True)  # MSB-first words → bytes in packbits order
+    rows, nbytes = len(positions), packed_nbytes(enc.num_planes, size)
+    stream = np.empty((rows * nbytes + 7) // 8 + 1, dtype=np.uint64)  # all written; 1 spare word
+    _encode_packed(boards, movers, starts, kinds, lags, perms, positions,
+                   row_symmetry.astype(np.int64), stream, sys.byteorder == "little")
     return stream.view(np.uint8)[: rows * nbytes].reshape(rows, nbytes)
 
 
@@ -365,7 +405,10 @@ def encode_games_packed(stones_list: Sequence[np.ndarray], movers_list: Sequence
 
     Row r*S + j is position r under symmetries[j]; pair with `augment_moves(moves, symmetries, N)`.
     """
-    return _packed_rows(stones_list, movers_list, encoder, _symmetry_ids(symmetries), None)
+    ids = _symmetry_ids(symmetries)
+    positions = sum(len(m) for m in movers_list)
+    return encode_rows_packed(stones_list, movers_list, encoder,
+                              np.repeat(np.arange(positions), len(ids)), np.tile(ids, positions))
 
 
 def encode_games_packed_per_row(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.ndarray],
@@ -374,5 +417,7 @@ def encode_games_packed_per_row(stones_list: Sequence[np.ndarray], movers_list: 
 
     Row r is position r under its own symmetry row_symmetries[r] (e.g. one random symmetry each).
     """
-    ids = _symmetry_ids(row_symmetries) if len(row_symmetries) else np.zeros(0, np.int64)
-    return _packed_rows(stones_list, movers_list, encoder, np.arange(8), ids[:, None])
+    positions = sum(len(m) for m in movers_list)
+    if len(row_symmetries) != positions:
+        raise ValueError(f"{len(row_symmetries)} row symmetries for {positions} positions")
+    return encode_rows_packed(stones_list, movers_list, encoder, np.arange(positions), row_symmetries)
