@@ -27,7 +27,7 @@ from gocore.agents import RandomAgent  # noqa: E402
 from gocore.encode import EncodeOptions  # noqa: E402
 from gocore.match import play_game  # noqa: E402
 from storage import datasets  # noqa: E402
-from tasks.encode import encode_shard, group_files, list_sgf_files, shard_key, ShardSpec  # noqa: E402
+from tasks.encode import TARGET_ROWS, encode_shard, group_files, list_sgf_files, shard_key, ShardSpec  # noqa: E402
 
 SIZE = 9
 OPTIONS = EncodeOptions(encoder="agz17", augment="all8", size=SIZE)
@@ -45,7 +45,8 @@ def write_games(folder: Path, count: int, seed: int) -> None:
         (folder / f"game-{i:05d}.sgf").write_text(sgf.write(record))
 
 
-def plan(folder: Path, target_rows: int) -> list[ShardSpec]:
+def plan(folder: Path, target_rows: int = TARGET_ROWS) -> list[ShardSpec]:
+    """The ingest flow's own shard plan (`tasks.encode.group_files`)."""
     groups = group_files(list_sgf_files([str(folder)], folder.parent), OPTIONS, target_rows)
     return [ShardSpec(i, shard_key(g, OPTIONS), tuple(str(p) for p, _ in g), tuple(lab for _, lab in g))
             for i, g in enumerate(groups)]
@@ -65,7 +66,11 @@ def encode_all(shards: list[ShardSpec], out: Path, pool: multiprocessing.pool.Po
     args = [(shard, str(out)) for shard in shards]
     if pool is None:
         return [encode_one(*a) for a in args]
-    return pool.starmap(encode_one, args)
+    return list(pool.imap_unordered(encode_star, args, chunksize=1))  # one shard at a time, as the flow
+
+
+def encode_star(args: tuple[ShardSpec, str]) -> dict:
+    return encode_one(*args)
 
 
 def baseline_encode(files: list[Path], out: Path) -> int:
@@ -134,8 +139,7 @@ def main() -> None:
         root = Path(tmp)
         write_games(root / "raw" / "games", args.games, seed=1)
         files = sorted((root / "raw" / "games").iterdir())
-        # 24 shards: the same plan for both runs, balanced enough for two workers
-        shards = plan(root / "raw" / "games", target_rows=len(files) * 60 * 8 // 24)
+        shards = plan(root / "raw" / "games")  # the flow's plan, the same for both runs
         encode_all(plan(root / "raw" / "games", 10**9)[:1], root / "warm", None)  # numba cache, imports
 
         t_one, stats = timed(lambda: encode_all(shards, root / "one", None))

@@ -18,8 +18,12 @@ TEMP_PREFIX = ".tmp-"
 
 
 @contextlib.contextmanager
-def atomic_path(final: Path) -> Iterator[Path]:
-    """Yield a temp path next to `final`; on success it is fsynced and renamed onto `final`."""
+def atomic_path(final: Path, sync_dir: bool = True) -> Iterator[Path]:
+    """Yield a temp path next to `final`; on success it is fsynced and renamed onto `final`.
+
+    `sync_dir=False` skips the directory fsync that makes the rename itself durable: for files
+    whose durable existence a later, fully synced marker file vouches for (and checks).
+    """
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{final.name}.", dir=final.parent)
     os.close(fd)
@@ -30,7 +34,8 @@ def atomic_path(final: Path) -> Iterator[Path]:
         with open(temp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(temp, final)
-        _fsync_dir(final.parent)
+        if sync_dir:
+            _fsync_dir(final.parent)
     finally:
         temp.unlink(missing_ok=True)
 
@@ -48,9 +53,10 @@ def write_bytes(final: Path, data: bytes) -> None:
         handle.write(data)
 
 
-def write_json(final: Path, obj: Any) -> None:
-    """Write `obj` as indented JSON to `final` atomically."""
-    write_bytes(final, (json.dumps(obj, indent=2, sort_keys=True) + "\n").encode())
+def write_json(final: Path, obj: Any, indent: int | None = 2) -> None:
+    """Write `obj` as JSON to `final` atomically; indented unless `indent` is None (which is
+    several times faster for big machine-read files: Python's C encoder does not indent)."""
+    write_bytes(final, (json.dumps(obj, indent=indent, sort_keys=True) + "\n").encode())
 
 
 def remove_stale_temps(directory: Path) -> int:

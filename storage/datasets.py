@@ -3,7 +3,7 @@
 A dataset directory holds ``shard-*.parquet`` (training rows), ``quarantine.parquet`` (every
 refused game with its reason) and ``manifest.json``, written last: readers trust only the shards
 the manifest lists, so a crash mid-way never exposes a partial dataset. Per-shard progress lives
-in ``.work/`` (stats and quarantine parts) so a rerun skips finished shards.
+in ``.work/`` (one stats file per shard, with its refusals) so a rerun skips finished shards.
 
 Row schema (one row per position per symmetry):
 
@@ -39,6 +39,7 @@ from storage.atomic import atomic_path, remove_stale_temps, write_json
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine.parquet"
 WORK_DIR = ".work"
+_UNIQUE_COLUMNS = ("planes", "pi", "detail")  # all values differ: a dictionary would be wasted work
 
 ROW_SCHEMA = pa.schema([
     ("encoder", pa.string()),
@@ -73,25 +74,33 @@ def binary_column(packed: np.ndarray) -> pa.Array:
     return pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
 
 
-def rows_table(columns: dict[str, Any]) -> pa.Table:
-    """A table in ROW_SCHEMA from columns: numpy arrays (planes as (R, nbytes) uint8) or Arrow arrays."""
+def rows_table(columns: dict[str, Any], dictionaries: bool = False) -> pa.Table:
+    """A table in ROW_SCHEMA from columns: numpy arrays (planes as (R, nbytes) uint8) or Arrow arrays.
+
+    String columns given as Arrow dictionary arrays are decoded, unless `dictionaries`: then they
+    stay dictionaries (for `write_shard`, which stores them as such and reads back ROW_SCHEMA).
+    """
     arrays = []
     for field in ROW_SCHEMA:
         value = columns[field.name]
         if isinstance(value, (pa.Array, pa.ChunkedArray)):
-            arrays.append(value.cast(field.type))
+            keep = dictionaries and pa.types.is_dictionary(value.type)
+            arrays.append(value if keep else value.cast(field.type))
         elif field.name == "planes":
             arrays.append(binary_column(value))
         else:
             arrays.append(pa.array(value, type=field.type))
-    return pa.Table.from_arrays(arrays, schema=ROW_SCHEMA)
+    return pa.Table.from_arrays(arrays, names=ROW_SCHEMA.names)
 
 
-def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536) -> int:
-    """Write `table` atomically with zstd; returns the file's size in bytes."""
-    with atomic_path(path) as temp:
+def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync_dir: bool = True,
+                  store_schema: bool = True) -> int:
+    """Write `table` atomically with zstd; returns the file's size in bytes (see `atomic_path`
+    for `sync_dir`). Small-valued columns are dictionary-encoded, the planes (unique) are not."""
+    with atomic_path(path, sync_dir=sync_dir) as temp:
         pq.write_table(table, temp, compression="zstd", row_group_size=row_group_size,
-                       use_dictionary=["encoder", "source", "game_id"])
+                       use_dictionary=[name for name in table.column_names if name not in _UNIQUE_COLUMNS],
+                       store_schema=store_schema)
     return path.stat().st_size
 
 
@@ -111,16 +120,32 @@ def shard_done(dataset: Path, key: str) -> dict[str, Any] | None:
     if not stats_path.exists():
         return None
     stats = json.loads(stats_path.read_text())
+    if "refused" not in stats:  # written by an older version, which kept refusals elsewhere
+        return None
     shard = dataset / stats["shard"]
     if stats["rows"] and (not shard.exists() or shard.stat().st_size != stats["bytes"]):
         return None
     return stats
 
 
-def record_shard(dataset: Path, key: str, stats: dict[str, Any], refused: Sequence[dict[str, Any]]) -> None:
-    """Mark a shard finished: its quarantine part, then its stats (written last)."""
-    write_parquet(work_dir(dataset) / f"quarantine-{key}.parquet", quarantine_table(refused))
-    write_json(work_dir(dataset) / f"stats-{key}.json", stats)
+def write_shard(dataset: Path, name: str, columns: dict[str, Any]) -> int:
+    """Write one shard's rows (`rows_table` columns); returns its size.
+
+    String columns may be dictionary arrays: they are written as Parquet dictionaries directly,
+    and without the Arrow schema in the file they read back as plain strings, in ROW_SCHEMA.
+    Durable once `record_shard` has returned: the stats file written there (fsynced with its
+    directory) names this file and its size, and `shard_done` checks both, so the shard's own
+    directory needs no fsync of its own.
+    """
+    table = rows_table(columns, dictionaries=True)
+    return write_parquet(dataset / name, table, sync_dir=False, store_schema=False)
+
+
+def record_shard(dataset: Path, key: str, stats: dict[str, Any], refused: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Mark a shard finished: its stats and refusals in one file, the last one written."""
+    recorded = {**stats, "refused": [dict(entry) for entry in refused]}
+    write_json(work_dir(dataset) / f"stats-{key}.json", recorded, indent=None)
+    return recorded
 
 
 def clean_partial(dataset: Path) -> int:
@@ -130,9 +155,13 @@ def clean_partial(dataset: Path) -> int:
 
 def merge_quarantine(dataset: Path, keys: Iterable[str], extra: Sequence[dict[str, Any]]) -> int:
     """Write quarantine.parquet from the shards' parts plus `extra`; returns the row count."""
-    tables = [pq.read_table(work_dir(dataset) / f"quarantine-{key}.parquet") for key in keys]
-    tables.append(quarantine_table(extra))
-    merged = pa.concat_tables(tables).cast(QUARANTINE_SCHEMA)
+    entries = []
+    for key in keys:
+        stats = shard_done(dataset, key)
+        if stats is None:
+            raise DatasetError(f"shard {key} of {dataset} is not finished; rerun the flow to rebuild it")
+        entries += stats["refused"]
+    merged = quarantine_table(entries + list(extra))
     path = dataset / QUARANTINE
     if not (path.exists() and pq.read_table(path).equals(merged)):  # a rerun rewrites nothing
         write_parquet(path, merged)

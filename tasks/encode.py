@@ -27,6 +27,10 @@ ENCODE_VERSION = "2"  # bump when rows for the same input and options would chan
 SGF_SUFFIXES = (".sgf", ".sgfs")
 BYTES_PER_MOVE = 6  # ";B[dd]": turns SGF size into an estimate of rows
 AUGMENT_FACTOR = {"all8": 8, "random1": 1, "none": 1}
+# Rows per shard: ~35 MB of 9x9 agz17 planes in memory (150 MB on 19x19). Larger shards encode
+# more slowly per game (their working set outgrows the caches) and balance workers worse.
+TARGET_ROWS = 200_000
+MIN_SHARDS, MIN_SHARD_ROWS = 16, 20_000  # smaller datasets: about 16 shards, none tiny
 
 
 @dataclass(frozen=True)
@@ -52,12 +56,16 @@ def list_sgf_files(roots: list[str], base: Path) -> list[tuple[Path, str]]:
 
 
 def group_files(files: list[tuple[Path, str]], options: EncodeOptions, target_rows: int) -> list[list[tuple[Path, str]]]:
-    """Consecutive groups of files whose estimated row count stays near `target_rows`."""
+    """Consecutive groups of files whose estimated row count stays near `target_rows`, or near
+    1/MIN_SHARDS of the whole when that is smaller (but not below MIN_SHARD_ROWS), so that a
+    small dataset still spreads over every worker. The plan depends on the files only, never
+    on the worker count: a rerun with other workers finds the same shards done."""
     per_byte = AUGMENT_FACTOR[options.augment] / BYTES_PER_MOVE
+    sizes = [path.stat().st_size * per_byte for path, _ in files]
+    target_rows = min(target_rows, max(MIN_SHARD_ROWS, sum(sizes) / MIN_SHARDS))
     groups: list[list[tuple[Path, str]]] = [[]]
     estimate = 0.0
-    for path, label in files:
-        rows = path.stat().st_size * per_byte
+    for (path, label), rows in zip(files, sizes):
         if groups[-1] and estimate + rows > target_rows:
             groups.append([])
             estimate = 0.0
@@ -78,7 +86,7 @@ def shard_key(group: list[tuple[Path, str]], options: EncodeOptions) -> str:
 
 @task(cache_policy=NO_CACHE)
 def plan_shards(roots: list[str], base_dir: str, dataset_dir: str, options: EncodeOptions,
-                target_rows: int = 400_000) -> list[ShardSpec]:
+                target_rows: int = TARGET_ROWS) -> list[ShardSpec]:
     """Split the SGF files under `roots` into shards; the plan is saved for progress display."""
     dataset = Path(dataset_dir)
     datasets.clean_partial(dataset)
@@ -113,19 +121,18 @@ def _encode(shard: ShardSpec, dataset: Path, options: EncodeOptions) -> dict[str
     encoder = ShardEncoder(options, seed=int(shard.key[:8], 16))
     refused: list[dict[str, Any]] = []
     for path, label in zip(shard.files, shard.labels):
-        refused.extend(_add_file(encoder, Path(path), label))
+        refused.extend(_add_file(encoder, path, label))
     columns = encoder.finish()
     name = f"shard-{shard.index:05d}-{shard.key[:8]}.parquet"
     rows = len(columns["planes"])
-    size = datasets.write_parquet(dataset / name, datasets.rows_table(columns)) if rows else 0
+    size = datasets.write_shard(dataset, name, columns) if rows else 0
     # "games" lists every game encoded; "dropped" those later removed as cross-shard duplicates.
     stats = {"shard": name, "key": shard.key, "rows": rows, "bytes": size, "games": encoder.game_list(),
              "dropped": []}
-    datasets.record_shard(dataset, shard.key, stats, refused)
-    return stats
+    return datasets.record_shard(dataset, shard.key, stats, refused)
 
 
-def _add_file(encoder: ShardEncoder, path: Path, label: str) -> list[dict[str, Any]]:
+def _add_file(encoder: ShardEncoder, path: str, label: str) -> list[dict[str, Any]]:
     """Feed one file's games to the encoder; returns quarantine entries for the refused ones."""
     try:
         games = _read_games(path, label)
@@ -142,11 +149,13 @@ def _add_file(encoder: ShardEncoder, path: Path, label: str) -> list[dict[str, A
     return refused
 
 
-def _read_games(path: Path, label: str) -> list[sgf.GameRecord | sgf.SgfError]:
+def _read_games(path: str, label: str) -> list[sgf.GameRecord | sgf.SgfError]:
     """The games of one file, in order. An ``.sgfs`` holds one game per line and is read line by
-    line: read whole, a line that lost its closing ')' would swallow every game after it."""
-    data = path.read_bytes()
-    if path.suffix.lower() != ".sgfs":
+    line: read whole, a line that lost its closing ')' would swallow every game after it.
+    (`path` is a str: pathlib costs as much per file as parsing a game's root.)"""
+    with open(path, "rb") as handle:
+        data = handle.read()
+    if not path.lower().endswith(".sgfs"):
         return sgf.read_games_lenient(data, source=label)
     games: list[sgf.GameRecord | sgf.SgfError] = []
     for line in filter(bytes.strip, data.splitlines()):
@@ -228,5 +237,5 @@ def _drop_games(dataset: Path, stats: dict[str, Any], game_ids: set[str]) -> dic
     """Rewrite a shard without `game_ids`; its stats (written after) record them as dropped."""
     rows, size = datasets.filter_out_games(dataset / stats["shard"], game_ids)
     stats = dict(stats, rows=rows, bytes=size, dropped=sorted(game_ids))
-    write_json(datasets.work_dir(dataset) / f"stats-{stats['key']}.json", stats)
+    write_json(datasets.work_dir(dataset) / f"stats-{stats['key']}.json", stats, indent=None)
     return stats

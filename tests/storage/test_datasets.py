@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from storage import datasets
-from storage.atomic import TEMP_PREFIX
+from storage.atomic import TEMP_PREFIX, write_json
 from tests.corpus import files_of
 
 
@@ -74,6 +74,21 @@ def test_rows_table_has_the_row_schema_and_reads_back_from_parquet_with_pyarrow_
     assert frame["planes"].to_list() == [row.tobytes() for row in columns["planes"]]
 
 
+def test_a_shard_written_from_dictionary_string_columns_reads_back_in_the_row_schema(tmp_path):
+    columns = row_columns(["a", "b", "c"])
+    games = np.repeat(np.arange(3, dtype=np.int32), 3)  # one dictionary entry per game
+    dictionaries = dict(columns, game_id=pa.DictionaryArray.from_arrays(games, pa.array(["a", "b", "c"])),
+                        source=pa.DictionaryArray.from_arrays(games, pa.array(["a.sgf#0", "b.sgf#0", "c.sgf#0"])),
+                        encoder=pa.DictionaryArray.from_arrays(np.zeros(9, np.int32), pa.array(["agz17"])))
+    datasets.write_shard(tmp_path, "shard-00000-k.parquet", dictionaries)
+    table = pq.read_table(tmp_path / "shard-00000-k.parquet")
+    assert table.schema.equals(datasets.ROW_SCHEMA)
+    assert table.equals(datasets.rows_table(columns))
+    assert pl.read_parquet(tmp_path / "shard-00000-k.parquet").schema == pl.from_arrow(
+        datasets.ROW_SCHEMA.empty_table()).schema
+    assert datasets.rows_table(dictionaries).equals(datasets.rows_table(columns))  # decoded by default
+
+
 # --- atomic Parquet writes -------------------------------------------------------------------------
 
 def test_write_parquet_returns_the_size_on_disk_and_leaves_no_temp_file(tmp_path):
@@ -126,17 +141,27 @@ def test_remove_unlisted_shards_deletes_only_unlisted_shard_files(tmp_path):
 def recorded_shard(dataset: Path, key: str, game_ids: list[str], refused=()) -> dict:
     """Write a shard of `game_ids` and record it as finished; returns its stats."""
     name = f"shard-00000-{key[:8]}.parquet"
-    size = datasets.write_parquet(dataset / name, datasets.rows_table(row_columns(game_ids)))
+    size = datasets.write_shard(dataset, name, row_columns(game_ids))
     stats = {"shard": name, "key": key, "rows": 3 * len(game_ids), "bytes": size,
              "games": [[g, f"{g}.sgf#0", 3, 1] for g in game_ids]}
-    datasets.record_shard(dataset, key, stats, list(refused))
-    return stats
+    return datasets.record_shard(dataset, key, stats, list(refused))
 
 
 def test_shard_done_is_none_until_the_shard_is_recorded(tmp_path):
     assert datasets.shard_done(tmp_path, "k1") is None
-    stats = recorded_shard(tmp_path, "k1", ["a"])
+    entry = {"file": "a.sgf", "game_index": 2, "reason": "syntax", "detail": "bad"}
+    stats = recorded_shard(tmp_path, "k1", ["a"], [entry])
+    assert stats["refused"] == [entry]
     assert datasets.shard_done(tmp_path, "k1") == stats
+
+
+def test_stats_of_an_older_version_without_refusals_mean_rebuild(tmp_path):
+    stats = recorded_shard(tmp_path, "k1", ["a"])
+    del stats["refused"]
+    write_json(datasets.work_dir(tmp_path) / "stats-k1.json", stats)
+    assert datasets.shard_done(tmp_path, "k1") is None
+    with pytest.raises(datasets.DatasetError, match="k1"):
+        datasets.merge_quarantine(tmp_path, ["k1"], [])
 
 
 def test_shard_done_is_none_when_the_shard_file_is_gone_or_changed(tmp_path):
@@ -150,9 +175,9 @@ def test_shard_done_is_none_when_the_shard_file_is_gone_or_changed(tmp_path):
 
 def test_a_recorded_shard_without_rows_needs_no_file(tmp_path):
     stats = {"shard": "shard-00003-k0.parquet", "key": "k0", "rows": 0, "bytes": 0, "games": []}
-    datasets.record_shard(tmp_path, "k0", stats, [{"file": "a.sgf", "game_index": 0, "reason": "syntax",
-                                                   "detail": "bad"}])
-    assert datasets.shard_done(tmp_path, "k0") == stats
+    recorded = datasets.record_shard(tmp_path, "k0", stats, [{"file": "a.sgf", "game_index": 0,
+                                                              "reason": "syntax", "detail": "bad"}])
+    assert datasets.shard_done(tmp_path, "k0") == recorded
 
 
 def test_clean_partial_removes_temp_files_of_the_dataset_and_its_work_dir(tmp_path):

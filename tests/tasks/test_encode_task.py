@@ -78,6 +78,21 @@ def test_group_files_keeps_file_order_and_starts_a_group_when_the_estimate_would
     assert [[label for _, label in group] for group in groups] == [["0.sgf", "1.sgf"], ["2.sgf"], ["3.sgf"], ["4.sgf"]]
 
 
+def test_group_files_spreads_a_small_dataset_over_about_min_shards_without_tiny_ones(tmp_path):
+    from tasks import encode as encode_task
+    rows_per_file = 8_000  # all8: 8 rows per 6 bytes
+    files = []
+    for i in range(64):
+        path = tmp_path / f"{i:02d}.sgf"
+        path.write_bytes(b"x" * (rows_per_file * 6 // 8))
+        files.append((path, path.name))
+    groups = group_files(files, EncodeOptions(), target_rows=encode_task.TARGET_ROWS)
+    assert len(groups) == encode_task.MIN_SHARDS  # 512k rows: 16 shards of 32k, not 3 of up to 200k
+    assert [label for group in groups for _, label in group] == [label for _, label in files]
+    few = group_files(files[:8], EncodeOptions(), target_rows=encode_task.TARGET_ROWS)
+    assert len(few) == 4  # 64k rows: shards of 2 files (16k, as 3 would pass MIN_SHARD_ROWS), not 8
+
+
 def test_shard_key_follows_file_bytes_labels_and_options_only(tmp_path):
     path = tmp_path / "a.sgf"
     path.write_bytes(b"(;GM[1])")

@@ -1,0 +1,44 @@
+"""Atomic writes: complete files only under the final name, durable by fsync."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from storage import atomic
+
+
+def fsynced(monkeypatch) -> list[bool]:
+    """Record each fsync as True for a directory, False for a file."""
+    calls: list[bool] = []
+    real = os.fsync
+
+    def spy(fd: int) -> None:
+        calls.append(os.path.isdir(f"/proc/self/fd/{fd}"))
+        real(fd)
+
+    monkeypatch.setattr(atomic.os, "fsync", spy)
+    return calls
+
+
+def test_the_file_and_then_its_directory_are_fsynced(tmp_path, monkeypatch):
+    calls = fsynced(monkeypatch)
+    atomic.write_bytes(tmp_path / "a.bin", b"data")
+    assert calls == [False, True]
+    assert (tmp_path / "a.bin").read_bytes() == b"data"
+
+
+def test_sync_dir_false_fsyncs_the_file_only(tmp_path, monkeypatch):
+    calls = fsynced(monkeypatch)
+    with atomic.atomic_path(tmp_path / "a.bin", sync_dir=False) as temp:
+        temp.write_bytes(b"data")
+    assert calls == [False]
+    assert (tmp_path / "a.bin").read_bytes() == b"data"
+
+
+def test_a_failed_write_leaves_neither_the_file_nor_a_temp(tmp_path):
+    with pytest.raises(RuntimeError), atomic.atomic_path(tmp_path / "a.bin") as temp:
+        temp.write_bytes(b"half")
+        raise RuntimeError("crash")
+    assert list(tmp_path.iterdir()) == []
