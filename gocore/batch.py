@@ -10,6 +10,7 @@ import numpy as np
 from numba import njit
 
 from gocore.kernels import (
+    BLACK,
     BORDER,
     EMPTY,
     HASH_H,
@@ -17,6 +18,7 @@ from gocore.kernels import (
     PASSES_H,
     SUPERKO,
     TO_PLAY_H,
+    WHITE,
     area_score,
     legal_code,
     place,
@@ -30,7 +32,7 @@ from gocore.kernels import (
 def replay(state0, n, moves, colors, zobrist, stones_out, color_out):
     """Replay `moves` (unpadded, n*n = pass) from state0, positional superko enforced.
 
-    colors[i] is BLACK or WHITE, or 0 for "the side to move". Fills stones_out (T+1, n, n) int8
+    colors[i] is +1 (black) or -1 (white); anything else means "the side to move". Fills stones_out (T+1, n, n) int8
     with the board before each move and after the last, and color_out (T,) int8 with the mover
     (+1 black, -1 white). Returns (-1, LEGAL) or (index of the first illegal move, its code).
     """
@@ -43,7 +45,8 @@ def replay(state0, n, moves, colors, zobrist, stones_out, color_out):
     n_seen = 1
     for i in range(moves.shape[0]):
         stones_of(state, n, stones_out[i])
-        color = colors[i] if colors[i] != 0 else state[hdr + TO_PLAY_H]
+        sign = colors[i]
+        color = BLACK if sign == 1 else WHITE if sign == -1 else state[hdr + TO_PLAY_H]
         color_out[i] = 1 if color == 1 else -1
         move = moves[i]
         if move == n * n:

@@ -225,14 +225,10 @@ def replay_moves(start: Position, moves: np.ndarray | list[int],
         error = IllegalMove(int(moves_arr[bad]), size, "off-board", f" (move {bad + 1})")
         error.index = bad
         raise error
-    if colors is None:
-        color_codes = np.zeros(len(moves_arr), dtype=np.int64)
-    else:
-        color_codes = np.where(np.asarray(colors) == 1, kernels.BLACK,
-                               np.where(np.asarray(colors) == -1, kernels.WHITE, 0)).astype(np.int64)
+    signs = np.zeros(len(moves_arr), np.int64) if colors is None else np.asarray(colors, dtype=np.int64)
     stones = np.empty((len(moves_arr) + 1, size, size), dtype=np.int8)
     movers = np.empty(len(moves_arr), dtype=np.int8)
-    index, code = batch.replay(start._state, size, moves_arr, color_codes, zobrist_table(size), stones, movers)
+    index, code = batch.replay(start._state, size, moves_arr, signs, zobrist_table(size), stones, movers)
     if index >= 0:
         error = IllegalMove(int(moves_arr[index]), size, kernels.REASONS[code], f" (move {index + 1})")
         error.index = int(index)

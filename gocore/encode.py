@@ -12,9 +12,11 @@ from __future__ import annotations
 import hashlib
 import itertools
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 import pyarrow as pa
+from numba import njit
 
 from gocore import features, symmetry
 from gocore.board import IllegalMove, Position, replay_moves
@@ -57,6 +59,12 @@ def moves_array(record: GameRecord) -> np.ndarray:
     """(T, 2) int64 C-ordered: colour, move of each move (twice as fast as numpy.array on tuples)."""
     flat = np.fromiter(itertools.chain.from_iterable(record.moves), np.int64, 2 * len(record.moves))
     return flat.reshape(-1, 2)
+
+
+@lru_cache(maxsize=None)
+def _empty_board(size: int, to_play: int) -> Position:
+    """The start of most games, made once: replay_moves only reads it."""
+    return Position.from_setup(size, [], [], to_play)
 
 
 def filter_reason(record: GameRecord, options: EncodeOptions) -> str | None:
@@ -104,11 +112,14 @@ class ShardEncoder:
         gid = game_id(record, played)
         if gid in self._seen:
             return "duplicate", f"game_id {gid}"
-        try:
-            start = Position.from_setup(record.size, record.setup_black, record.setup_white,
-                                        record.first_to_play, record.komi)
-        except ValueError as error:
-            return "setup-conflict", str(error)
+        if record.setup_black or record.setup_white:
+            try:
+                start = Position.from_setup(record.size, record.setup_black, record.setup_white,
+                                            record.first_to_play, record.komi)
+            except ValueError as error:
+                return "setup-conflict", str(error)
+        else:
+            start = _empty_board(record.size, record.first_to_play)
         colors, moves = played[:, 0], played[:, 1]
         try:
             stones, movers = replay_moves(start, moves, colors)
@@ -147,38 +158,58 @@ class ShardEncoder:
         lengths = np.array([len(m) for m in pending.movers], dtype=np.int64)
         if not len(lengths):
             return empty_columns(self.options)
-        per_position = {  # (R,) columns of the un-augmented positions, game after game
-            "move": np.concatenate(pending.moves),
-            "value": np.concatenate(pending.values),
-            "move_number": np.concatenate([np.arange(n, dtype=np.int16) for n in lengths]),
-            "game": np.repeat(np.arange(len(lengths), dtype=np.int32), lengths),
-        }
-        index, symmetries = self._rows(len(per_position["move"]))
-        order = self._rng.permutation(len(index))  # copies and neighbours of a position far apart
-        index, symmetries = index[order], symmetries[order]
+        moves = np.concatenate(pending.moves)  # (R,) the un-augmented positions, game after game
+        index, symmetries = self._rows(len(moves))  # (R',) each: shuffled rows
         planes = features.encode_rows_packed(pending.stones, pending.movers, self.options.encoder,
                                              index, symmetries)  # written in shuffled order
-        game = pa.array(per_position["game"][index])  # (R',) int32: the game of each row
+        rows = len(index)
+        columns = {"move": np.empty(rows, np.int16), "value": np.empty(rows, np.int8),
+                   "move_number": np.empty(rows, np.int16), "komi": np.empty(rows, np.float32)}
+        game = np.empty(rows, np.int32)
+        _gather_rows(index, symmetries, symmetry.move_table(size), moves, np.concatenate(pending.values), lengths,
+                     np.array(pending.komis, np.float32), columns["move"], columns["value"],
+                     columns["move_number"], columns["komi"], game)
+        game_ids, sources = pa.array(pending.game_ids, pa.string()), pa.array(pending.sources, pa.string())
         return {
-            "encoder": pa.DictionaryArray.from_arrays(pa.array(np.zeros(len(planes), np.int32)),
-                                                      pa.array([self.options.encoder])),
-            "size": np.full(len(planes), size, dtype=np.int8),
+            "encoder": pa.DictionaryArray.from_arrays(np.zeros(rows, np.int32), pa.array([self.options.encoder])),
+            "size": np.full(rows, size, dtype=np.int8),
             "planes": planes,
-            "move": symmetry.move_table(size)[symmetries, per_position["move"][index]].astype(np.int16),
-            "value": per_position["value"][index],
-            "game_id": pa.DictionaryArray.from_arrays(game, pa.array(pending.game_ids, pa.string())),
-            "move_number": per_position["move_number"][index],
+            "game_id": pa.DictionaryArray.from_arrays(game, game_ids),
             "symmetry": symmetries.astype(np.int8),
-            "komi": np.array(pending.komis, dtype=np.float32)[per_position["game"][index]],
-            "source": pa.DictionaryArray.from_arrays(game, pa.array(pending.sources, pa.string())),
+            "source": pa.DictionaryArray.from_arrays(game, sources),
+            **columns,
         }
 
     def _rows(self, positions: int) -> tuple[np.ndarray, np.ndarray]:
-        """(position index (R',), symmetry (R',)) of every row the augmentation asks for."""
+        """(position index (R',), symmetry (R',)) of every row the augmentation asks for, shuffled:
+        copies and neighbours of a position end up far apart."""
         if self.options.augment == "random1":
-            return np.arange(positions), self._rng.integers(0, 8, positions)
-        chosen = np.arange(8) if self.options.augment == "all8" else np.zeros(1, np.int64)
-        return np.repeat(np.arange(positions), len(chosen)), np.tile(chosen, positions)
+            symmetries = self._rng.integers(0, 8, positions)
+            order = self._rng.permutation(positions)
+            return order, symmetries[order]
+        copies = 8 if self.options.augment == "all8" else 1
+        order = self._rng.permutation(positions * copies)  # row r: position r // copies, symmetry r % copies
+        return order // copies, order % copies
+
+
+@njit(cache=True)
+def _gather_rows(index, symmetries, move_table, moves, values, lengths, komis,
+                 move_out, value_out, number_out, komi_out, game_out):
+    """The per-row columns of shuffled rows, in one pass: each row reads its position's move
+    (mapped by the row's symmetry), value, move number, and its game's index and komi."""
+    game_of = np.empty(moves.shape[0], np.int32)
+    number_of = np.empty(moves.shape[0], np.int16)
+    first = 0
+    for g in range(lengths.shape[0]):
+        for t in range(lengths[g]):
+            game_of[first + t], number_of[first + t] = g, t
+        first += lengths[g]
+    for i in range(index.shape[0]):
+        p = index[i]
+        move_out[i] = move_table[symmetries[i], moves[p]]
+        value_out[i], number_out[i] = values[p], number_of[p]
+        game_out[i] = game_of[p]
+        komi_out[i] = komis[game_of[p]]
 
 
 def empty_columns(options: EncodeOptions) -> dict[str, np.ndarray]:
