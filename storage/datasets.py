@@ -34,7 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from storage.atomic import atomic_path, remove_stale_temps, write_json
+from storage.atomic import WritebackFile, atomic_path, remove_stale_temps, write_json
 
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine.parquet"
@@ -97,8 +97,8 @@ def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync
                   store_schema: bool = True) -> int:
     """Write `table` atomically with zstd; returns the file's size in bytes (see `atomic_path`
     for `sync_dir`). Small-valued columns are dictionary-encoded, the planes (unique) are not."""
-    with atomic_path(path, sync_dir=sync_dir) as temp:
-        pq.write_table(table, temp, compression="zstd", row_group_size=row_group_size,
+    with atomic_path(path, sync_dir=sync_dir) as temp, WritebackFile(temp) as sink:
+        pq.write_table(table, sink, compression="zstd", row_group_size=row_group_size,
                        use_dictionary=[name for name in table.column_names if name not in _UNIQUE_COLUMNS],
                        store_schema=store_schema)
     return path.stat().st_size

@@ -42,3 +42,20 @@ def test_a_failed_write_leaves_neither_the_file_nor_a_temp(tmp_path):
         temp.write_bytes(b"half")
         raise RuntimeError("crash")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_writeback_file_writes_everything_and_starts_writeback_chunk_by_chunk(tmp_path, monkeypatch):
+    started: list[tuple[int, int]] = []
+    monkeypatch.setattr(atomic, "_start_writeback", lambda fd, offset, length: started.append((offset, length)))
+    data = bytes(range(256)) * 40  # 10,240 bytes
+    with atomic.WritebackFile(tmp_path / "a.bin", chunk=4096) as sink:
+        for start in range(0, len(data), 1000):
+            sink.write(data[start:start + 1000])
+    assert (tmp_path / "a.bin").read_bytes() == data
+    assert started == [(0, 5000), (5000, 5000)]  # every >= 4096 new bytes; the tail is left to fsync
+
+
+def test_writeback_hint_on_this_platform_does_not_fail(tmp_path):
+    with atomic.WritebackFile(tmp_path / "a.bin", chunk=1) as sink:
+        sink.write(b"x" * 10)
+    assert (tmp_path / "a.bin").read_bytes() == b"x" * 10

@@ -104,7 +104,7 @@ def test_a_failed_parquet_write_keeps_the_old_file_and_leaves_no_temp(tmp_path, 
     before = path.read_bytes()
 
     def crash_mid_write(table, where, **kwargs):
-        Path(where).write_bytes(b"PAR1 half a file")
+        where.write(b"PAR1 half a file")  # the temp file, opened by write_parquet
         raise OSError("disk full")
 
     monkeypatch.setattr(pq, "write_table", crash_mid_write)
