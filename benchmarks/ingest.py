@@ -28,7 +28,7 @@ from gocore.agents import RandomAgent  # noqa: E402
 from gocore.encode import EncodeOptions  # noqa: E402
 from gocore.match import play_game  # noqa: E402
 from storage import datasets  # noqa: E402
-from tasks.encode import TARGET_ROWS, encode_shard, group_files, list_sgf_files, shard_key, ShardSpec  # noqa: E402
+from tasks.encode import ShardSpec, encode_shard, finalize_dataset, plan_shards  # noqa: E402
 
 SIZE = 9
 OPTIONS = EncodeOptions(encoder="agz17", augment="all8", size=SIZE)
@@ -46,11 +46,18 @@ def write_games(folder: Path, count: int, seed: int) -> None:
         (folder / f"game-{i:05d}.sgf").write_text(sgf.write(record))
 
 
-def plan(folder: Path, target_rows: int = TARGET_ROWS) -> list[ShardSpec]:
-    """The ingest flow's own shard plan (`tasks.encode.group_files`)."""
-    groups = group_files(list_sgf_files([str(folder)], folder.parent), OPTIONS, target_rows)
-    return [ShardSpec(i, shard_key(g, OPTIONS), tuple(str(p) for p, _ in g), tuple(lab for _, lab in g))
-            for i, g in enumerate(groups)]
+def plan(folder: Path, dataset: Path) -> list[ShardSpec]:
+    """The ingest flow's own plan task (content keys, ~16 shards for a small dataset)."""
+    return plan_shards.fn([str(folder)], str(folder.parent), str(dataset), OPTIONS)
+
+
+def ingest(folder: Path, dataset: Path, pool: multiprocessing.pool.Pool | None) -> tuple[list[dict], dict]:
+    """The ingest flow's work without Prefect: plan, encode every shard (here or on the pool),
+    finalize (dedupe, quarantine, manifest) and the polars summary. Returns (shard stats, summary)."""
+    shards = plan(folder, dataset)
+    stats = encode_all(shards, dataset, pool)
+    finalize_dataset.fn(str(dataset), shards, OPTIONS, [str(folder)])
+    return stats, datasets.summary(dataset)
 
 
 def encode_one(shard: ShardSpec, out: str) -> dict:
@@ -151,27 +158,30 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="gozero-bench-") as tmp:
         root = Path(tmp)
-        write_games(root / "raw" / "games", args.games, seed=1)
-        files = sorted((root / "raw" / "games").iterdir())
-        shards = plan(root / "raw" / "games")  # the flow's plan, the same for both runs
-        encode_all(shards[:1], root / "warm", None)  # numba cache, imports
+        games_dir = root / "raw" / "games"
+        write_games(games_dir, args.games, seed=1)
+        files = sorted(games_dir.iterdir())
+        warm = plan(games_dir, root / "warm")[:1]
+        encode_all(warm, root / "warm", None)  # numba cache, imports
+        finalize_dataset.fn(str(root / "warm"), warm, OPTIONS, [])
+        datasets.summary(root / "warm")  # polars is imported before any timing, as in the flow
 
-        t_one, stats = median_time(lambda run: encode_all(shards, root / f"one-{run}", None), args.runs)
-        rows, size = sum(s["rows"] for s in stats), sum(s["bytes"] for s in stats)
-        games = sum(len(s["games"]) for s in stats)
+        t_one, (stats, facts) = median_time(lambda run: ingest(games_dir, root / f"one-{run}", None), args.runs)
+        rows, size, games = facts["rows"], facts["bytes"], facts["games"]
         ctx = multiprocessing.get_context("spawn")
-        with ctx.Pool(2, initializer=warm_worker, initargs=(shards[0], str(root / "warm2"))) as pool:
+        with ctx.Pool(2, initializer=warm_worker, initargs=(warm[0], str(root / "warm2"))) as pool:
             pool.starmap(time.sleep, [(0.5,), (0.5,)])  # both workers are up and warm
-            t_two, _ = median_time(lambda run: encode_all(shards, root / f"two-{run}", pool), args.runs)
+            t_two, _ = median_time(lambda run: ingest(games_dir, root / f"two-{run}", pool), args.runs)
         (root / "base").mkdir()
         t_base, base_rows = timed(lambda: baseline_encode(files[: args.baseline_games], root / "base"))
 
     ours, base = games / t_one, args.baseline_games / t_base
-    print(f"games: {games} random 9x9 games, {rows:,} rows (agz17, all8), {len(shards)} shards")
-    print(f"gozero encode, 1 worker     {ours:>10,.0f} games/s  {rows / t_one:>12,.0f} rows/s")
+    print(f"games: {games} random 9x9 games, {rows:,} rows (agz17, all8), {len(stats)} shards; "
+          "timed: plan + encode + finalize + summary, as the flow without Prefect, median of runs")
+    print(f"gozero ingest, 1 worker     {ours:>10,.0f} games/s  {rows / t_one:>12,.0f} rows/s")
     print(f"baseline (sgfmill + numpy)  {base:>10,.0f} games/s  {base_rows / t_base:>12,.0f} rows/s "
           f"({args.baseline_games} games)")
-    print(f"gozero encode, 2 workers    {games / t_two:>10,.0f} games/s  (x{t_one / t_two:.2f} vs 1 worker)")
+    print(f"gozero ingest, 2 workers    {games / t_two:>10,.0f} games/s  (x{t_one / t_two:.2f} vs 1 worker)")
     print(f"bytes per row on disk       {size / rows:>10.1f}  (packed planes: {(17 * 81 + 7) // 8} bytes raw)")
     print(f"ingest: games_per_s={ours:.0f} x_baseline={ours / base:.1f} bytes_per_row={size / rows:.1f} "
           f"scaling_2w={t_one / t_two:.2f}")

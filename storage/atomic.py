@@ -21,11 +21,14 @@ TEMP_PREFIX = ".tmp-"
 
 
 @contextlib.contextmanager
-def atomic_path(final: Path, sync_dir: bool = True) -> Iterator[Path]:
+def atomic_path(final: Path, sync_dir: bool = True, durable: bool = True) -> Iterator[Path]:
     """Yield a temp path next to `final`; on success it is fsynced and renamed onto `final`.
 
     `sync_dir=False` skips the directory fsync that makes the rename itself durable: for files
     whose durable existence a later, fully synced marker file vouches for (and checks).
+    `durable=False` skips every fsync: the file is still complete or absent after a crash of
+    the process, but a power cut may lose it or leave it empty; only for files whose loss costs
+    a redo, and whose readers treat an unreadable file as missing.
     """
     final.parent.mkdir(parents=True, exist_ok=True)
     fd, temp_name = tempfile.mkstemp(prefix=f"{TEMP_PREFIX}{final.name}.", dir=final.parent)
@@ -34,32 +37,33 @@ def atomic_path(final: Path, sync_dir: bool = True) -> Iterator[Path]:
     os.chmod(temp, 0o666 & ~_umask())  # mkstemp makes 0600; final files get the usual mode
     try:
         yield temp
-        with open(temp, "rb+") as handle:
-            os.fsync(handle.fileno())
+        if durable:
+            with open(temp, "rb+") as handle:
+                os.fsync(handle.fileno())
         os.replace(temp, final)
-        if sync_dir:
+        if sync_dir and durable:
             _fsync_dir(final.parent)
     finally:
         temp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager
-def atomic_open(final: Path, mode: str = "wb") -> Iterator[IO[Any]]:
+def atomic_open(final: Path, mode: str = "wb", durable: bool = True) -> Iterator[IO[Any]]:
     """Open a temp file for writing that becomes `final` only if the block completes."""
-    with atomic_path(final) as temp, open(temp, mode) as handle:
+    with atomic_path(final, durable=durable) as temp, open(temp, mode) as handle:
         yield handle
 
 
-def write_bytes(final: Path, data: bytes) -> None:
-    """Write `data` to `final` atomically."""
-    with atomic_open(final, "wb") as handle:
+def write_bytes(final: Path, data: bytes, durable: bool = True) -> None:
+    """Write `data` to `final` atomically (see `atomic_path` for `durable`)."""
+    with atomic_open(final, "wb", durable=durable) as handle:
         handle.write(data)
 
 
-def write_json(final: Path, obj: Any, indent: int | None = 2) -> None:
+def write_json(final: Path, obj: Any, indent: int | None = 2, durable: bool = True) -> None:
     """Write `obj` as JSON to `final` atomically; indented unless `indent` is None (which is
     several times faster for big machine-read files: Python's C encoder does not indent)."""
-    write_bytes(final, (json.dumps(obj, indent=indent, sort_keys=True) + "\n").encode())
+    write_bytes(final, (json.dumps(obj, indent=indent, sort_keys=True) + "\n").encode(), durable=durable)
 
 
 class WritebackFile(io.FileIO):

@@ -100,7 +100,7 @@ def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync
     with atomic_path(path, sync_dir=sync_dir) as temp, WritebackFile(temp) as sink:
         pq.write_table(table, sink, compression="zstd", row_group_size=row_group_size,
                        use_dictionary=[name for name in table.column_names if name not in _UNIQUE_COLUMNS],
-                       store_schema=store_schema)
+                       store_schema=store_schema, write_batch_size=16_384)  # 1,024 costs ~4% more
     return path.stat().st_size
 
 
@@ -119,8 +119,11 @@ def shard_done(dataset: Path, key: str) -> dict[str, Any] | None:
     stats_path = work_dir(dataset) / f"stats-{key}.json"
     if not stats_path.exists():
         return None
-    stats = json.loads(stats_path.read_text())
-    if "refused" not in stats:  # written by an older version, which kept refusals elsewhere
+    try:
+        stats = json.loads(stats_path.read_bytes())
+    except ValueError:  # empty or cut short by a power cut (it is not fsynced): build it again
+        return None
+    if not isinstance(stats, dict) or "refused" not in stats:  # an older version's: rebuild
         return None
     shard = dataset / stats["shard"]
     if stats["rows"] and (not shard.exists() or shard.stat().st_size != stats["bytes"]):
@@ -133,18 +136,23 @@ def write_shard(dataset: Path, name: str, columns: dict[str, Any]) -> int:
 
     String columns may be dictionary arrays: they are written as Parquet dictionaries directly,
     and without the Arrow schema in the file they read back as plain strings, in ROW_SCHEMA.
-    Durable once `record_shard` has returned: the stats file written there (fsynced with its
-    directory) names this file and its size, and `shard_done` checks both, so the shard's own
-    directory needs no fsync of its own.
+    Its data is fsynced before `record_shard` writes the stats file that names it and its size
+    (which `shard_done` checks); its directory entry is made durable by the manifest's
+    directory fsync (the same directory) before any reader is told about it.
     """
     table = rows_table(columns, dictionaries=True)
     return write_parquet(dataset / name, table, sync_dir=False, store_schema=False)
 
 
 def record_shard(dataset: Path, key: str, stats: dict[str, Any], refused: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Mark a shard finished: its stats and refusals in one file, the last one written."""
+    """Mark a shard finished: its stats and refusals in one file, the last one written.
+
+    The file is not fsynced: the shard it names is (`write_shard`), so after a power cut this
+    file is either intact, or missing or unreadable, and then `shard_done` has the shard rebuilt.
+    The manifest, fsynced, is what readers trust.
+    """
     recorded = {**stats, "refused": [dict(entry) for entry in refused]}
-    write_json(work_dir(dataset) / f"stats-{key}.json", recorded, indent=None)
+    write_json(work_dir(dataset) / f"stats-{key}.json", recorded, indent=None, durable=False)
     return recorded
 
 

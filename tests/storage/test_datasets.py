@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import numpy as np
@@ -162,6 +163,21 @@ def test_stats_of_an_older_version_without_refusals_mean_rebuild(tmp_path):
     assert datasets.shard_done(tmp_path, "k1") is None
     with pytest.raises(datasets.DatasetError, match="k1"):
         datasets.merge_quarantine(tmp_path, ["k1"], [])
+
+
+@pytest.mark.parametrize("damage", [b"", b'{"shard": "shard-00000-k1.par', b"[1, 2]"])
+def test_an_unreadable_stats_file_means_rebuild_not_an_error(tmp_path, damage):
+    recorded_shard(tmp_path, "k1", ["a"])
+    (datasets.work_dir(tmp_path) / "stats-k1.json").write_bytes(damage)  # e.g. after a power cut
+    assert datasets.shard_done(tmp_path, "k1") is None
+
+
+def test_the_stats_file_is_not_fsynced_but_the_shard_is(tmp_path, monkeypatch):
+    synced: list[str] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(os.readlink(f"/proc/self/fd/{fd}")), real(fd)))
+    recorded_shard(tmp_path, "k1", ["a"])
+    assert len(synced) == 1 and ".tmp-shard-00000-k1" in synced[0]
 
 
 def test_shard_done_is_none_when_the_shard_file_is_gone_or_changed(tmp_path):

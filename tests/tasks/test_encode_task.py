@@ -68,6 +68,35 @@ def test_list_sgf_files_finds_sgf_and_sgfs_files_sorted_with_labels_relative_to_
     assert all(path.is_file() for path, _ in found)
 
 
+def pathlib_listing(roots: list[str], base: Path) -> list[tuple[Path, str]]:
+    """The straightforward pathlib version list_sgf_files must agree with."""
+    found = []
+    for root in map(Path, roots):
+        for path in [root] if root.is_file() else sorted(root.rglob("*")):
+            if path.is_file() and path.suffix.lower() in (".sgf", ".sgfs") and not path.name.startswith("."):
+                label = path.relative_to(base) if path.is_relative_to(base) else Path(path.name)
+                found.append((path, label.as_posix()))
+    return found
+
+
+def test_list_sgf_files_orders_and_labels_like_pathlib_on_a_tricky_tree(tmp_path):
+    raw = tmp_path / "raw"
+    for name in ("a.sgf", "a/b.sgf", "a-b.sgf", "A/c.SGF", ".hid/d.sgf", "z/y/x.sgfs", "z/y.sgf/w.sgf",
+                 "e.sgf.txt", "f.", "deep/1/2/3/g.sgf", "Z.sgf"):
+        (raw / name).parent.mkdir(parents=True, exist_ok=True)
+        (raw / name).write_text("(;)")
+    (raw / "link.sgf").symlink_to(raw / "a.sgf")  # a file link counts, a directory link is not walked
+    (raw / "dirlink").symlink_to(raw / "deep", target_is_directory=True)
+    outside = tmp_path / "elsewhere" / "o.sgf"
+    outside.parent.mkdir()
+    outside.write_text("(;)")
+    roots = [str(raw), str(outside), str(tmp_path / "missing"), str(raw / "a")]
+    assert list_sgf_files(roots, raw) == pathlib_listing(roots, raw)
+    assert list_sgf_files(roots, tmp_path / "other") == pathlib_listing(roots, tmp_path / "other")
+    labels = [label for _, label in list_sgf_files([str(raw)], raw)]
+    assert labels.index("a.sgf") > labels.index("a/b.sgf") > labels.index("A/c.SGF")  # by parts, as pathlib
+
+
 def test_group_files_keeps_file_order_and_starts_a_group_when_the_estimate_would_pass_the_target(tmp_path):
     files = []
     for i, size in enumerate([600, 600, 600, 3000, 60]):
