@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -31,7 +32,7 @@ AUGMENT_FACTOR = {"all8": 8, "random1": 1, "none": 1}
 # Rows per shard: ~35 MB of 9x9 agz17 planes in memory (150 MB on 19x19). Larger shards encode
 # more slowly per game (their working set outgrows the caches) and balance workers worse.
 TARGET_ROWS = 200_000
-MIN_SHARDS, MIN_SHARD_ROWS = 16, 20_000  # smaller datasets: about 16 shards, none tiny
+MIN_SHARDS, MIN_SHARD_ROWS = 16, 20_000  # smaller datasets: 16 shards (fewer if tiny)
 
 
 @dataclass(frozen=True)
@@ -81,22 +82,22 @@ def _walk(root: str) -> list[tuple[tuple[str, ...], str]]:
 
 
 def group_files(files: list[tuple[Path, str]], options: EncodeOptions, target_rows: int) -> list[list[tuple[Path, str]]]:
-    """Consecutive groups of files whose estimated row count stays near `target_rows`, or near
-    1/MIN_SHARDS of the whole when that is smaller (but not below MIN_SHARD_ROWS), so that a
-    small dataset still spreads over every worker. The plan depends on the files only, never
-    on the worker count: a rerun with other workers finds the same shards done."""
+    """Consecutive groups of files of about equal estimated rows: as many groups as it takes to
+    stay near `target_rows`, but at least MIN_SHARDS while each keeps MIN_SHARD_ROWS, so that a
+    small dataset still spreads evenly over 2, 4, 8 or 16 workers. The plan depends on the
+    files only, never on the worker count: a rerun with other workers finds the same shards."""
     per_byte = AUGMENT_FACTOR[options.augment] / BYTES_PER_MOVE
     sizes = [path.stat().st_size * per_byte for path, _ in files]
-    target_rows = min(target_rows, max(MIN_SHARD_ROWS, sum(sizes) / MIN_SHARDS))
-    groups: list[list[tuple[Path, str]]] = [[]]
-    estimate = 0.0
-    for (path, label), rows in zip(files, sizes):
-        if groups[-1] and estimate + rows > target_rows:
-            groups.append([])
-            estimate = 0.0
-        groups[-1].append((path, label))
-        estimate += rows
-    return [group for group in groups if group]
+    total = sum(sizes)
+    if not total:
+        return [list(files)] if files else []
+    count = max(math.ceil(total / target_rows), min(MIN_SHARDS, int(total // MIN_SHARD_ROWS)), 1)
+    groups: dict[int, list[tuple[Path, str]]] = {}
+    start = 0.0
+    for entry, rows in zip(files, sizes):  # each file goes where the middle of its rows falls
+        groups.setdefault(min(int((start + rows / 2) * count / total), count - 1), []).append(entry)
+        start += rows
+    return list(groups.values())
 
 
 def shard_key(group: list[tuple[Path, str]], options: EncodeOptions) -> str:

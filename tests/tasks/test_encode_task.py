@@ -97,29 +97,42 @@ def test_list_sgf_files_orders_and_labels_like_pathlib_on_a_tricky_tree(tmp_path
     assert labels.index("a.sgf") > labels.index("a/b.sgf") > labels.index("A/c.SGF")  # by parts, as pathlib
 
 
-def test_group_files_keeps_file_order_and_starts_a_group_when_the_estimate_would_pass_the_target(tmp_path):
+def sized_files(tmp_path: Path, sizes: list[int]) -> list[tuple[Path, str]]:
     files = []
-    for i, size in enumerate([600, 600, 600, 3000, 60]):
-        path = tmp_path / f"{i}.sgf"
+    for i, size in enumerate(sizes):
+        path = tmp_path / f"{i:02d}.sgf"
         path.write_bytes(b"x" * size)
         files.append((path, path.name))
-    groups = group_files(files, EncodeOptions(augment="none"), target_rows=250)  # 6 bytes per row
-    assert [[label for _, label in group] for group in groups] == [["0.sgf", "1.sgf"], ["2.sgf"], ["3.sgf"], ["4.sgf"]]
+    return files
 
 
-def test_group_files_spreads_a_small_dataset_over_about_min_shards_without_tiny_ones(tmp_path):
+def labels_of(groups) -> list[list[str]]:
+    return [[label for _, label in group] for group in groups]
+
+
+def test_group_files_keeps_file_order_and_makes_as_many_groups_as_the_target_needs(tmp_path):
+    files = sized_files(tmp_path, [600, 600, 600, 3000, 60])  # augment none: 6 bytes per row
+    groups = group_files(files, EncodeOptions(augment="none"), target_rows=250)  # 810 rows: 4 groups
+    assert labels_of(groups) == [["00.sgf", "01.sgf"], ["02.sgf"], ["03.sgf"], ["04.sgf"]]
+    assert labels_of(group_files(files, EncodeOptions(augment="none"), target_rows=1)) == [
+        [label] for _, label in files]  # never an empty group, never a file split or repeated
+    (tmp_path / "empty").mkdir()
+    assert labels_of(group_files(sized_files(tmp_path / "empty", [0, 0]), EncodeOptions(), 100)) == [
+        ["00.sgf", "01.sgf"]]
+    assert group_files([], EncodeOptions(), 100) == []
+
+
+def test_group_files_spreads_a_small_dataset_evenly_over_min_shards_without_tiny_ones(tmp_path):
     from tasks import encode as encode_task
-    rows_per_file = 8_000  # all8: 8 rows per 6 bytes
-    files = []
-    for i in range(64):
-        path = tmp_path / f"{i:02d}.sgf"
-        path.write_bytes(b"x" * (rows_per_file * 6 // 8))
-        files.append((path, path.name))
+    files = sized_files(tmp_path, [8_000 * 6 // 8] * 64)  # 8,000 rows each (all8: 8 rows per 6 bytes)
     groups = group_files(files, EncodeOptions(), target_rows=encode_task.TARGET_ROWS)
     assert len(groups) == encode_task.MIN_SHARDS  # 512k rows: 16 shards of 32k, not 3 of up to 200k
+    assert {len(group) for group in groups} == {4}  # even: 2, 4, 8 or 16 workers finish together
     assert [label for group in groups for _, label in group] == [label for _, label in files]
     few = group_files(files[:8], EncodeOptions(), target_rows=encode_task.TARGET_ROWS)
-    assert len(few) == 4  # 64k rows: shards of 2 files (16k, as 3 would pass MIN_SHARD_ROWS), not 8
+    assert [len(group) for group in few] == [3, 2, 3]  # 64k rows: 3 shards of >= MIN_SHARD_ROWS (20k)
+    many = group_files(files, EncodeOptions(), target_rows=20_000)
+    assert len(many) == 26  # 512k / 20k: past MIN_SHARDS the target sets the count
 
 
 def test_shard_key_follows_file_bytes_labels_and_options_only(tmp_path):
