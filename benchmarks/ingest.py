@@ -138,15 +138,17 @@ def timed(fn):
     return time.perf_counter() - start, result
 
 
-def median_time(fn, runs: int) -> tuple[float, object]:
+def median_time(fn, runs: int, label: str) -> tuple[float, object]:
     """The median wall time of `runs` calls of fn(run index), and the first call's result. Each
-    run starts with everything written so far on disk, so none pays for another's writeback."""
+    run starts with everything written so far on disk, so none pays for another's writeback.
+    All times are printed: on a shared machine they vary by several percent from run to run."""
     times, first = [], None
     for run in range(runs):
         os.sync()
         elapsed, result = timed(lambda: fn(run))
         times.append(elapsed)
         first = result if run == 0 else first
+    print(f"{label} runs (s): {' '.join(f'{t:.3f}' for t in times)}")
     return statistics.median(times), first
 
 
@@ -166,12 +168,14 @@ def main() -> None:
         finalize_dataset.fn(str(root / "warm"), warm, OPTIONS, [])
         datasets.summary(root / "warm")  # polars is imported before any timing, as in the flow
 
-        t_one, (stats, facts) = median_time(lambda run: ingest(games_dir, root / f"one-{run}", None), args.runs)
+        t_one, (stats, facts) = median_time(lambda run: ingest(games_dir, root / f"one-{run}", None), args.runs,
+                                              "1 worker ")
         rows, size, games = facts["rows"], facts["bytes"], facts["games"]
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(2, initializer=warm_worker, initargs=(warm[0], str(root / "warm2"))) as pool:
             pool.starmap(time.sleep, [(0.5,), (0.5,)])  # both workers are up and warm
-            t_two, _ = median_time(lambda run: ingest(games_dir, root / f"two-{run}", pool), args.runs)
+            t_two, _ = median_time(lambda run: ingest(games_dir, root / f"two-{run}", pool), args.runs,
+                                         "2 workers")
         (root / "base").mkdir()
         t_base, base_rows = timed(lambda: baseline_encode(files[: args.baseline_games], root / "base"))
 

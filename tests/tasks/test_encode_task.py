@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import subprocess
+import sys
 from collections import Counter
 from pathlib import Path
 
@@ -123,7 +125,6 @@ def test_group_files_keeps_file_order_and_makes_as_many_groups_as_the_target_nee
 
 
 def test_group_files_spreads_a_small_dataset_evenly_over_min_shards_without_tiny_ones(tmp_path):
-    from tasks import encode as encode_task
     files = sized_files(tmp_path, [8_000 * 6 // 8] * 64)  # 8,000 rows each (all8: 8 rows per 6 bytes)
     groups = group_files(files, EncodeOptions(), target_rows=encode_task.TARGET_ROWS)
     assert len(groups) == encode_task.MIN_SHARDS  # 512k rows: 16 shards of 32k, not 3 of up to 200k
@@ -301,3 +302,15 @@ def test_removing_the_original_of_a_duplicate_keeps_the_copy_on_rebuild(tmp_path
     (tmp_path / "raw" / "corpus" / "a.sgf").unlink()
     _, _, manifest = build(tmp_path, corpus, options, target_rows=1)
     assert manifest["rows"] == len(games[0].moves) + len(games[1].moves)  # c.sgf now holds the only copy
+
+
+def test_an_encoding_process_freezes_its_imported_objects_once(tmp_path):
+    script = ("import gc\n"
+              "from tasks.encode import _freeze_imported_objects as freeze\n"
+              "assert gc.get_freeze_count() == 0\n"
+              "freeze()\n"
+              "frozen = gc.get_freeze_count()\n"
+              "later = [[i] for i in range(1000)]\n"
+              "freeze()\n"
+              "assert gc.get_freeze_count() == frozen > 10_000, (frozen, gc.get_freeze_count())\n")
+    subprocess.run([sys.executable, "-c", script], check=True, cwd=Path(__file__).resolve().parents[2])
