@@ -51,13 +51,14 @@ def plan(folder: Path, dataset: Path) -> list[ShardSpec]:
     return plan_shards.fn([str(folder)], str(folder.parent), str(dataset), OPTIONS)
 
 
-def ingest(folder: Path, dataset: Path, pool: multiprocessing.pool.Pool | None) -> tuple[list[dict], dict]:
+def ingest(folder: Path, dataset: Path, pool: multiprocessing.pool.Pool | None) -> tuple[list[dict], dict, float]:
     """The ingest flow's work without Prefect: plan, encode every shard (here or on the pool),
-    finalize (dedupe, quarantine, manifest) and the polars summary. Returns (shard stats, summary)."""
+    finalize (dedupe, quarantine, manifest) and the polars summary. Returns (shard stats, summary,
+    seconds spent encoding: SGF text -> Parquet rows and stats on disk)."""
     shards = plan(folder, dataset)
-    stats = encode_all(shards, dataset, pool)
+    encoding, stats = timed(lambda: encode_all(shards, dataset, pool))
     finalize_dataset.fn(str(dataset), shards, OPTIONS, [str(folder)])
-    return stats, datasets.summary(dataset)
+    return stats, datasets.summary(dataset), encoding
 
 
 def encode_one(shard: ShardSpec, out: str) -> dict:
@@ -138,18 +139,20 @@ def timed(fn):
     return time.perf_counter() - start, result
 
 
-def median_time(fn, runs: int, label: str) -> tuple[float, object]:
-    """The median wall time of `runs` calls of fn(run index), and the first call's result. Each
-    run starts with everything written so far on disk, so none pays for another's writeback.
-    All times are printed: on a shared machine they vary by several percent from run to run."""
-    times, first = [], None
+def median_times(fn, runs: int, label: str) -> tuple[float, float, object]:
+    """Medians of `runs` calls of fn(run index) -> (..., encode seconds): (whole, encoding,
+    first result). Each run starts with everything written so far on disk, so none pays for
+    another's writeback. All times are printed: on a shared machine they vary run to run."""
+    times, encodings, first = [], [], None
     for run in range(runs):
         os.sync()
         elapsed, result = timed(lambda: fn(run))
         times.append(elapsed)
+        encodings.append(result[-1])
         first = result if run == 0 else first
-    print(f"{label} runs (s): {' '.join(f'{t:.3f}' for t in times)}")
-    return statistics.median(times), first
+    print(f"{label} runs (s): {' '.join(f'{t:.3f}' for t in times)}; encoding: "
+          f"{' '.join(f'{t:.3f}' for t in encodings)}")
+    return statistics.median(times), statistics.median(encodings), first
 
 
 def main() -> None:
@@ -168,27 +171,31 @@ def main() -> None:
         finalize_dataset.fn(str(root / "warm"), warm, OPTIONS, [])
         datasets.summary(root / "warm")  # polars is imported before any timing, as in the flow
 
-        t_one, (stats, facts) = median_time(lambda run: ingest(games_dir, root / f"one-{run}", None), args.runs,
-                                              "1 worker ")
+        t_one, e_one, (stats, facts, _) = median_times(
+            lambda run: ingest(games_dir, root / f"one-{run}", None), args.runs, "1 worker ")
         rows, size, games = facts["rows"], facts["bytes"], facts["games"]
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(2, initializer=warm_worker, initargs=(warm[0], str(root / "warm2"))) as pool:
             pool.starmap(time.sleep, [(0.5,), (0.5,)])  # both workers are up and warm
-            t_two, _ = median_time(lambda run: ingest(games_dir, root / f"two-{run}", pool), args.runs,
-                                         "2 workers")
+            t_two, e_two, _ = median_times(
+                lambda run: ingest(games_dir, root / f"two-{run}", pool), args.runs, "2 workers")
         (root / "base").mkdir()
         t_base, base_rows = timed(lambda: baseline_encode(files[: args.baseline_games], root / "base"))
 
-    ours, base = games / t_one, args.baseline_games / t_base
-    print(f"games: {games} random 9x9 games, {rows:,} rows (agz17, all8), {len(stats)} shards; "
-          "timed: plan + encode + finalize + summary, as the flow without Prefect, median of runs")
-    print(f"gozero ingest, 1 worker     {ours:>10,.0f} games/s  {rows / t_one:>12,.0f} rows/s")
+    ours, whole, base = games / e_one, games / t_one, args.baseline_games / t_base
+    print(f"games: {games} random 9x9 games, {rows:,} rows (agz17, all8), {len(stats)} shards; medians of "
+          f"{args.runs} runs")
+    print(f"gozero encode, 1 worker     {ours:>10,.0f} games/s  {rows / e_one:>12,.0f} rows/s  "
+          "(SGF text -> Parquet rows on disk)")
+    print(f"  with plan + finalize      {whole:>10,.0f} games/s  (+ content keys, dedupe, manifest, summary: "
+          "the flow without Prefect)")
     print(f"baseline (sgfmill + numpy)  {base:>10,.0f} games/s  {base_rows / t_base:>12,.0f} rows/s "
           f"({args.baseline_games} games)")
-    print(f"gozero ingest, 2 workers    {games / t_two:>10,.0f} games/s  (x{t_one / t_two:.2f} vs 1 worker)")
+    print(f"gozero encode, 2 workers    {games / e_two:>10,.0f} games/s  (x{e_one / e_two:.2f} vs 1 worker; "
+          f"x{t_one / t_two:.2f} with plan + finalize)")
     print(f"bytes per row on disk       {size / rows:>10.1f}  (packed planes: {(17 * 81 + 7) // 8} bytes raw)")
     print(f"ingest: games_per_s={ours:.0f} x_baseline={ours / base:.1f} bytes_per_row={size / rows:.1f} "
-          f"scaling_2w={t_one / t_two:.2f}")
+          f"scaling_2w={e_one / e_two:.2f}")
 
 
 if __name__ == "__main__":
