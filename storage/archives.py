@@ -145,7 +145,7 @@ def extract_directory(folder: Path, target_root: Path,
         destination = target_root / folder.name
         fingerprint = _listing_fingerprint(folder, loose)
         done = _reusable(destination, fingerprint)
-        results.append(done or _extract_members(_loose_members(folder, loose), destination, fingerprint,
+        results.append(done or _extract_members(_loose_members(loose), destination, fingerprint,
                                                 folder.name, limits))
     for path in archives:
         name = "-".join([*path.relative_to(folder).parent.parts, archive_stem(path.name)])
@@ -204,9 +204,8 @@ def _forgetful_tar_iter(opened: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
 
 
 @contextlib.contextmanager
-def _loose_members(folder: Path, files: list[Path]) -> Iterator[Iterator[_Member]]:
-    yield (_Member(path.relative_to(folder).as_posix(), "file", lambda path=path: open(path, "rb"))
-           for path in files)
+def _loose_members(files: list[tuple[str, str]]) -> Iterator[Iterator[_Member]]:
+    yield (_Member(name, "file", lambda path=path: open(path, "rb")) for name, path in files)
 
 
 def _zip_kind(info: zipfile.ZipInfo) -> str:
@@ -268,6 +267,7 @@ class _Extraction:
         self.root, self.limits, self.label = root, limits, label
         self.entries = self.sgf_files = self.skipped = self.total_bytes = self.refused_count = 0
         self.refused: list[tuple[str, str]] = []
+        self._made: set[str] = set()  # directories already created under root
 
     def add(self, member: _Member) -> None:
         """Keep, skip or refuse one member; raise ArchiveError if the archive is unsafe or too big."""
@@ -280,10 +280,10 @@ class _Extraction:
             return
         if member.kind != "file":
             self._refuse(member.name, member.kind)
-        elif sgf_suffix(parts[-1]) is None:
+        elif (suffix := sgf_suffix(parts[-1])) is None:
             self.skipped += 1
         else:
-            self._write(member, parts)
+            self._write(member, parts, suffix)
 
     def marker(self, fingerprint: str) -> dict[str, Any]:
         """The completion record written last into the directory."""
@@ -296,12 +296,14 @@ class _Extraction:
         if len(self.refused) < _MAX_LISTED_REFUSALS:
             self.refused.append((name, reason))
 
-    def _write(self, member: _Member, parts: list[str]) -> None:
-        suffix = sgf_suffix(parts[-1]) or ".sgf"
+    def _write(self, member: _Member, parts: list[str], suffix: str) -> None:
         final_suffix = ".sgfs" if suffix == ".sgfs" else ".sgf"
-        target = self.root.joinpath(*parts[:-1], parts[-1][: -len(suffix)] + final_suffix)
+        parent = os.path.join(self.root, *parts[:-1])
+        target = os.path.join(parent, parts[-1][: -len(suffix)] + final_suffix)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            if parent not in self._made:
+                os.makedirs(parent, exist_ok=True)
+                self._made.add(parent)
             with member.open() as raw, open(target, "xb") as out:
                 stream = gzip.GzipFile(fileobj=raw) if suffix == ".sgf.gz" else raw
                 self._copy_bounded(stream, out)
@@ -351,22 +353,27 @@ def _move_into_place(temp: Path, destination: Path) -> None:
     os.replace(temp, destination)
 
 
-def _scan_folder(folder: Path) -> tuple[list[Path], list[Path]]:
+def _scan_folder(folder: Path) -> tuple[list[tuple[str, str]], list[Path]]:
+    """(name relative to `folder` in POSIX form, path) of each loose SGF file, and the archives;
+    hidden files and directories are skipped. Plain strings: pathlib per file costs more than
+    copying a small SGF."""
     loose, archives = [], []
     for directory, subdirs, files in os.walk(folder):
         subdirs[:] = sorted(name for name in subdirs if not name.startswith("."))
+        relative = os.path.relpath(directory, folder).replace(os.sep, "/")
+        prefix = "" if relative == "." else relative + "/"
         for name in sorted(files):
             kind = None if name.startswith(".") else archive_kind(name)
             if kind == "sgf":
-                loose.append(Path(directory, name))
+                loose.append((prefix + name, os.path.join(directory, name)))
             elif kind is not None:
                 archives.append(Path(directory, name))
     return loose, archives
 
 
-def _listing_fingerprint(folder: Path, files: list[Path]) -> str:
+def _listing_fingerprint(folder: Path, files: list[tuple[str, str]]) -> str:
     digest = hashlib.sha256()
-    for path in files:
-        info = path.stat()
-        digest.update(f"{path.relative_to(folder).as_posix()}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    for name, path in files:
+        info = os.stat(path)
+        digest.update(f"{name}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     return f"listing:{digest.hexdigest()}"
