@@ -10,9 +10,11 @@ Three ways in, one meaning (tests pin them to each other):
 - `encode_position(position, name)`: the plain reference, from ``Position.stones/history``;
 - `encode_games(stones_list, movers_list, name)`: every position of many replayed games
   (`gocore.board.replay_moves` output) at once, vectorized numpy, unpacked;
-- `encode_games_packed(..., symmetries)` / `encode_games_packed_per_row(..., row_symmetries)`:
-  the ingest hot path, a numba kernel that encodes, augments and bit-packs in one pass, writing
-  the on-disk ``planes`` format directly.
+- `encode_rows_packed(..., positions, symmetries)`: the ingest hot path, a numba kernel that
+  encodes, augments and bit-packs any list of (position, symmetry) rows, in the order asked (the
+  ingest asks for its shuffled order), writing the on-disk ``planes`` format directly;
+  `encode_games_packed(..., symmetries)` / `encode_games_packed_per_row(..., row_symmetries)`
+  are its position-by-position forms.
 
 On disk a row of planes is ``numpy.packbits(planes_uint8_of_shape_(C, N, N))``: C order,
 default (big) bit order, ``packed_nbytes(C, N)`` bytes.
@@ -272,9 +274,10 @@ def unpack_planes(packed: np.ndarray, planes: int, size: int) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- the hot path: numba, packed
-# The kernel builds each packed row as bits in native uint64 words, most significant bit first,
-# so that after one byteswap the words read as numpy.packbits bytes. Rows are whole bytes and
-# contiguous, so all output rows form one bit stream: row i starts at bit 8 * nbytes * i.
+# The kernel builds the packed rows as bits in uint64 words, most significant bit first, and
+# stores each word with its bytes swapped on little-endian hosts, so that the words read as
+# numpy.packbits bytes. Rows are whole bytes and contiguous, so all output rows form one bit
+# stream: row i starts at bit 8 * nbytes * i.
 _ZERO, _ONE = np.uint64(0), np.uint64(1)
 
 
