@@ -82,7 +82,8 @@ def _walk(root: str) -> list[tuple[tuple[str, ...], str]]:
     return files
 
 
-def group_files(files: list[tuple[Path, str]], options: EncodeOptions, target_rows: int) -> list[list[tuple[Path, str]]]:
+def group_files(files: list[tuple[Path, str]], options: EncodeOptions,
+                target_rows: int) -> list[list[tuple[Path, str]]]:
     """Consecutive groups of files of about equal estimated rows: as many groups as it takes to
     stay near `target_rows`, but at least MIN_SHARDS while each keeps MIN_SHARD_ROWS, so that a
     small dataset still spreads evenly over 2, 4, 8 or 16 workers. The plan depends on the
@@ -92,7 +93,7 @@ def group_files(files: list[tuple[Path, str]], options: EncodeOptions, target_ro
     total = sum(sizes)
     if not total:
         return [list(files)] if files else []
-    count = max(math.ceil(total / target_rows), min(MIN_SHARDS, int(total // MIN_SHARD_ROWS)), 1)
+    count = max(math.ceil(total / max(target_rows, 1)), min(MIN_SHARDS, int(total // MIN_SHARD_ROWS)), 1)
     groups: dict[int, list[tuple[Path, str]]] = {}
     start = 0.0
     for entry, rows in zip(files, sizes):  # each file goes where the middle of its rows falls
