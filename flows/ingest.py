@@ -23,12 +23,12 @@ from gocore.encode import EncodeOptions
 from flows.runtime import prefect_api
 from storage import datasets, layout
 from tasks.download import download_source, expand_sources
-from tasks.encode import TARGET_ROWS, encode_shard, finalize_dataset, plan_shards
+from tasks.encode import encode_shard, finalize_dataset, plan_shards
 
 
 @flow(name="ingest", log_prints=True, task_runner=ProcessPoolTaskRunner())
 def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
-           options: EncodeOptions = EncodeOptions(), target_rows: int = TARGET_ROWS) -> dict[str, Any]:
+           options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> dict[str, Any]:
     """Download `sources`, encode every game to ``<data>/datasets/<dataset>/``; returns the summary."""
     data = layout.data_dir(data_dir)
     dataset_dir = layout.dataset_dir(data, dataset)
@@ -58,7 +58,7 @@ def _artifact_key(prefix: str, dataset: str) -> str:
 
 def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
                options: EncodeOptions = EncodeOptions(), workers: int | None = None,
-               dask_address: str | None = None, target_rows: int = TARGET_ROWS) -> dict[str, Any]:
+               dask_address: str | None = None, target_rows: int | None = None) -> dict[str, Any]:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
     if dask_address:
         from prefect_dask import DaskTaskRunner

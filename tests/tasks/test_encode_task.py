@@ -127,14 +127,20 @@ def test_group_files_keeps_file_order_and_makes_as_many_groups_as_the_target_nee
 
 def test_group_files_spreads_a_small_dataset_evenly_over_min_shards_without_tiny_ones(tmp_path):
     files = sized_files(tmp_path, [8_000 * 6 // 8] * 64)  # 8,000 rows each (all8: 8 rows per 6 bytes)
-    groups = group_files(files, EncodeOptions(), target_rows=encode_task.TARGET_ROWS)
+    groups = group_files(files, EncodeOptions(), target_rows=200_000)
     assert len(groups) == encode_task.MIN_SHARDS  # 512k rows: 16 shards of 32k, not 3 of up to 200k
     assert {len(group) for group in groups} == {4}  # even: 2, 4, 8 or 16 workers finish together
     assert [label for group in groups for _, label in group] == [label for _, label in files]
-    few = group_files(files[:8], EncodeOptions(), target_rows=encode_task.TARGET_ROWS)
+    few = group_files(files[:8], EncodeOptions(), target_rows=200_000)
     assert [len(group) for group in few] == [3, 2, 3]  # 64k rows: 3 shards of >= MIN_SHARD_ROWS (20k)
     many = group_files(files, EncodeOptions(), target_rows=20_000)
     assert len(many) == 26  # 512k / 20k: past MIN_SHARDS the target sets the count
+
+
+def test_default_shards_hold_about_100_mib_of_planes_whatever_the_board():
+    rows = {size: encode_task.default_target_rows(EncodeOptions(size=size)) for size in (9, 13, 19)}
+    assert rows == {9: 100 * 2**20 // 173, 13: 100 * 2**20 // 360, 19: 100 * 2**20 // 768}  # agz17 bytes
+    assert encode_task.default_target_rows(EncodeOptions(encoder="oneplane", size=9)) == encode_task.MAX_SHARD_ROWS
 
 
 def test_shard_key_follows_file_bytes_labels_and_options_only(tmp_path):
