@@ -32,9 +32,10 @@ from gocore.kernels import (
 def replay(state0, n, moves, colors, zobrist, stones_out, color_out):
     """Replay `moves` (unpadded, n*n = pass) from state0, positional superko enforced.
 
-    colors[i] is +1 (black) or -1 (white); anything else means "the side to move". Fills stones_out (T+1, n, n) int8
-    with the board before each move and after the last, and color_out (T,) int8 with the mover
-    (+1 black, -1 white). Returns (-1, LEGAL) or (index of the first illegal move, its code).
+    colors[i] is +1 (black) or -1 (white); anything else means "the side to move". Fills
+    stones_out (T+1, n, n) int8 with the board before each move and after the last, and
+    color_out (T,) int8 with the mover (+1 black, -1 white). Returns (-1, LEGAL) or (index of
+    the first illegal move, its code).
     """
     width = n + 2
     points = width * width

@@ -143,7 +143,7 @@ def extract_directory(folder: Path, target_root: Path,
     results = []
     if loose:
         destination = target_root / folder.name
-        fingerprint = _listing_fingerprint(folder, loose)
+        fingerprint = _listing_fingerprint(loose)
         done = _reusable(destination, fingerprint)
         results.append(done or _extract_members(_loose_members(loose), destination, fingerprint,
                                                 folder.name, limits))
@@ -371,7 +371,7 @@ def _scan_folder(folder: Path) -> tuple[list[tuple[str, str]], list[Path]]:
     return loose, archives
 
 
-def _listing_fingerprint(folder: Path, files: list[tuple[str, str]]) -> str:
+def _listing_fingerprint(files: list[tuple[str, str]]) -> str:
     digest = hashlib.sha256()
     for name, path in files:
         info = os.stat(path)

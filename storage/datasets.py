@@ -118,7 +118,7 @@ def work_dir(dataset: Path) -> Path:
 
 def shard_done(dataset: Path, key: str) -> dict[str, Any] | None:
     """The stats of a finished shard with this key, or None if it must be (re)built."""
-    stats_path = work_dir(dataset) / f"stats-{key}.json"
+    stats_path = _stats_path(dataset, key)
     if not stats_path.exists():
         return None
     try:
@@ -154,8 +154,12 @@ def record_shard(dataset: Path, key: str, stats: dict[str, Any], refused: Sequen
     The manifest, fsynced, is what readers trust.
     """
     recorded = {**stats, "refused": [dict(entry) for entry in refused]}
-    write_json(work_dir(dataset) / f"stats-{key}.json", recorded, indent=None, durable=False)
+    write_json(_stats_path(dataset, key), recorded, indent=None, durable=False)
     return recorded
+
+
+def _stats_path(dataset: Path, key: str) -> Path:
+    return work_dir(dataset) / f"stats-{key}.json"
 
 
 def clean_partial(dataset: Path) -> int:
@@ -223,7 +227,7 @@ def summary(dataset: Path) -> dict[str, Any]:
     import polars as pl
 
     manifest = read_manifest(dataset)
-    listed = [json.loads((work_dir(dataset) / f"stats-{shard['key']}.json").read_text())
+    listed = [json.loads(_stats_path(dataset, shard["key"]).read_text())
               for shard in manifest["shards"]]
     games = pl.DataFrame(
         [g for stats in listed for g in stats["games"] if g[0] not in set(stats.get("dropped", ()))],

@@ -9,6 +9,7 @@ twice, with or without Prefect's cache, so a rerun after a crash resumes without
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import json
@@ -156,17 +157,12 @@ def encode_shard(shard: ShardSpec, dataset_dir: str, options: EncodeOptions) -> 
     return done if done is not None else _encode(shard, dataset, options)
 
 
+@functools.cache
 def _freeze_imported_objects() -> None:
     """Once per process: move the objects that exist now (imports: numba, pyarrow, prefect, ...)
     out of the garbage collector's way. Otherwise every full collection re-scans all of them,
     ~80 ms each time on this machine, to free nothing; objects made later are collected as usual."""
-    global _FROZEN
-    if not _FROZEN:
-        gc.freeze()
-        _FROZEN = True
-
-
-_FROZEN = False
+    gc.freeze()
 
 
 def _encode(shard: ShardSpec, dataset: Path, options: EncodeOptions) -> dict[str, Any]:
@@ -291,5 +287,4 @@ def _drop_games(dataset: Path, stats: dict[str, Any], game_ids: set[str]) -> dic
     """Rewrite a shard without `game_ids`; its stats (written after) record them as dropped."""
     rows, size = datasets.filter_out_games(dataset / stats["shard"], game_ids)
     stats = dict(stats, rows=rows, bytes=size, dropped=sorted(game_ids))
-    write_json(datasets.work_dir(dataset) / f"stats-{stats['key']}.json", stats, indent=None)
-    return stats
+    return datasets.record_shard(dataset, stats["key"], stats, stats["refused"])
