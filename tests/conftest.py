@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
@@ -23,6 +24,16 @@ os.environ["MLFLOW_TRACKING_URI"] = f"sqlite:///{_SESSION_DIR / 'mlflow.db'}"
 os.environ["GOZERO_DATA"] = str(_SESSION_DIR / "data")
 
 GNUGO = shutil.which("gnugo") or ("/usr/games/gnugo" if Path("/usr/games/gnugo").exists() else None)
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _one_torch_thread():
+    """Tiny nets run faster on one thread, and far faster when other processes share the 2 cores.
+    Set only if a collected test module imported torch (conftest itself must not import it)."""
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(1)
+    yield
 
 
 @pytest.fixture(scope="session")

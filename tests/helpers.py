@@ -1,6 +1,8 @@
-"""Helpers shared by tests: ASCII boards and random legal games."""
+"""Helpers shared by tests: ASCII boards, random legal games, datasets, planted pickles."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import numpy as np
 
@@ -64,3 +66,18 @@ def read_artifact(key: str):
     with get_client(sync_client=True) as client:
         found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
     return found[0] if found else None
+
+
+def plant_marker(path: str) -> None:
+    """What the planted pickles run when unpickled: create a file that proves code ran."""
+    Path(path).write_text("code ran")
+
+
+class Planted:
+    """An object whose unpickling calls `plant_marker`."""
+
+    def __init__(self, marker: Path):
+        self.marker = str(marker)
+
+    def __reduce__(self):
+        return (plant_marker, (self.marker,))

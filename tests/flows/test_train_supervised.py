@@ -10,7 +10,6 @@ import re
 from pathlib import Path
 
 import pytest
-import torch
 from typer.testing import CliRunner
 
 from flows.cli import app
@@ -20,9 +19,6 @@ from tests.tasks.test_train_task import build_dataset
 
 GAMES = 40
 DATASET = "uct5"
-
-torch.set_num_threads(1)  # 2 cores shared with other work; tiny nets gain nothing from more
-
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory: pytest.TempPathFactory) -> Path:

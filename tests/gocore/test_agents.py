@@ -24,8 +24,6 @@ from gocore.match import play_game
 from gocore.nets import GoNet, build_net, preset
 from gocore.training import TrainConfig, train
 
-torch.set_num_threads(1)
-
 SIZE = 7
 
 

@@ -12,8 +12,6 @@ from gocore.inference import NetEvaluator, UniformEvaluator
 from gocore.nets import build_net, preset
 from tests.helpers import position_from_ascii
 
-torch.set_num_threads(1)
-
 BOARD = """
 . . . . .
 . X O . .

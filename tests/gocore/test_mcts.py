@@ -7,7 +7,6 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
-import torch
 
 from gocore.board import Position, replay_moves
 from gocore.coords import from_gtp
@@ -22,8 +21,6 @@ from gocore.mcts import (
     wants_resign,
 )
 from tests.helpers import position_from_ascii
-
-torch.set_num_threads(1)
 
 # One-liberty semeai: black's five top stones and white's wall each have one liberty (C5 and A2).
 # Black to play captures eleven stones at A2; any other move lets white capture first at C5.

@@ -16,15 +16,6 @@ CASES = [(family, name, size) for family in FAMILIES for name in PRESETS for siz
          if not (size == 19 and name == "full")]  # 19x19 only with the small presets, for speed
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny nets run faster on one thread, and far faster when other processes share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
 def _outputs(net: torch.nn.Module, planes: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
     """(policy logits or None, value or None) whatever the family."""
     out = net(planes)

@@ -31,9 +31,6 @@ GAMES = 300
 VAL_PERCENT = 10
 REPO = Path(__file__).resolve().parents[2]
 
-torch.set_num_threads(1)  # 2 cores shared with other work; tiny nets gain nothing from more
-
-
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """An ingested dataset of UCT-vs-random 5x5 games (about 10k rows, 4 shards)."""

@@ -17,30 +17,7 @@ from gocore.nets import build_net, preset
 from storage.checkpoints import (CONFIG_FILE, WEIGHTS_FILE, CheckpointError, capture_rng_state, load_model,
                                  load_training_checkpoint, load_weights, read_model_info, restore_rng_state,
                                  save_model, save_training_checkpoint)
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """Tiny nets run faster on one thread, and far faster when other processes share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
-
-
-def plant_marker(path: str) -> None:
-    """What the planted pickles run when unpickled: create a file that proves code ran."""
-    Path(path).write_text("code ran")
-
-
-class Planted:
-    """An object whose unpickling calls `plant_marker`."""
-
-    def __init__(self, marker: Path):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (plant_marker, (self.marker,))
+from tests.helpers import Planted
 
 
 def _trained_net(family: str = "dual", steps: int = 3) -> torch.nn.Module:

@@ -19,17 +19,9 @@ from gocore.nets import DualNet, PolicyNet, build_net, preset
 from storage import registry
 from storage.checkpoints import CONFIG_FILE, WEIGHTS_FILE, save_model
 from storage.registry import RegistryError
+from tests.helpers import Planted
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread() -> Iterator[None]:
-    """Tiny nets run faster on one thread, and far faster when other processes share the cores."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
 
 
 @pytest.fixture(scope="module")
@@ -40,21 +32,6 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         patch.delenv("MLFLOW_TRACKING_URI", raising=False)
         patch.setenv("GOZERO_DATA", str(data))
         yield data
-
-
-def plant_marker(path: str) -> None:
-    """What the planted pickles run when unpickled: create a file that proves code ran."""
-    Path(path).write_text("code ran")
-
-
-class Planted:
-    """An object whose unpickling calls `plant_marker`."""
-
-    def __init__(self, marker: Path):
-        self.marker = str(marker)
-
-    def __reduce__(self):
-        return (plant_marker, (self.marker,))
 
 
 def trained_net(family: str = "dual", size: int = 9, seed: int = 0) -> torch.nn.Module:

@@ -28,9 +28,6 @@ DATASET = "uct5"
 CONFIG = dataclasses.replace(TINY, steps=30, batch_size=32, checkpoint_every=10, val_every=15, val_batches=5,
                              log_every=5, device="cpu")
 
-torch.set_num_threads(1)  # 2 cores shared with other work; tiny nets gain nothing from more
-
-
 def build_dataset(data: Path, games: int = GAMES, name: str = DATASET) -> Path:
     """An ingested dataset of 5x5 UCT(30)-vs-random games at <data>/datasets/<name>/; its directory."""
     return build_uct_dataset(layout.raw_dir(data, "uct-vs-random"), layout.dataset_dir(data, name), games, SIZE)
