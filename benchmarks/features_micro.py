@@ -1,4 +1,4 @@
-"""Speed probe for gocore.features: games/s of encoding, 8x augmentation and bit packing.
+"""Speed probe for gocore.nn.features: games/s of encoding, 8x augmentation and bit packing.
 
 Run from the repository root (``benchmarks/gocore.py`` shadows the package if run as a script)::
 
@@ -15,8 +15,9 @@ import time
 
 import numpy as np
 
-from gocore import features, symmetry
-from gocore.board import Position, replay_moves
+from gocore.nn import features
+from gocore.rules import symmetry
+from gocore.rules.board import Position, replay_moves
 
 
 def random_moves(size: int, count: int, rng: np.random.Generator) -> list[int]:

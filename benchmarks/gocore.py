@@ -17,8 +17,8 @@ os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 import numpy as np  # noqa: E402
 from sgfmill import boards  # noqa: E402
 
-from gocore.board import Position, random_playouts, replay_moves  # noqa: E402
-from gocore.coords import to_rowcol  # noqa: E402
+from gocore.rules.board import Position, random_playouts, replay_moves  # noqa: E402
+from gocore.rules.coords import to_rowcol  # noqa: E402
 
 SIZE = 9
 

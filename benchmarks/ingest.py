@@ -21,12 +21,13 @@ from pathlib import Path
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
-from sgfmill import boards, sgf as sgfmill_sgf  # noqa: E402
+from sgfmill import boards  # noqa: E402
+from sgfmill import sgf as sgfmill_sgf
 
 from gocore import sgf  # noqa: E402
-from gocore.agents import RandomAgent  # noqa: E402
-from gocore.encode import EncodeOptions  # noqa: E402
-from gocore.match import play_game  # noqa: E402
+from gocore.nn.encode import EncodeOptions  # noqa: E402
+from gocore.play.match import play_game  # noqa: E402
+from gocore.search.agents import RandomAgent  # noqa: E402
 from storage import datasets  # noqa: E402
 from tasks.encode import ShardSpec, encode_shard, finalize_dataset, plan_shards  # noqa: E402
 
@@ -146,7 +147,7 @@ def median_times(fn, runs: int, label: str) -> tuple[float, float, object]:
     times, encodings, first = [], [], None
     for run in range(runs):
         os.sync()
-        elapsed, result = timed(lambda: fn(run))
+        elapsed, result = timed(lambda run=run: fn(run))
         times.append(elapsed)
         encodings.append(result[-1])
         first = result if run == 0 else first

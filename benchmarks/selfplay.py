@@ -29,11 +29,11 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
-from gocore import features
-from gocore.board import Position
-from gocore.inference import NetEvaluator
-from gocore.mcts import SELFPLAY, MCTSConfig, SearchedGame, play_games
-from gocore.nets import build_net, preset
+from gocore.nn import features
+from gocore.nn.inference import NetEvaluator
+from gocore.nn.nets import build_net, preset
+from gocore.rules.board import Position
+from gocore.search.mcts import SELFPLAY, MCTSConfig, SearchedGame, play_games
 
 SIZE = 9
 ENCODER = "agz17"

@@ -3,7 +3,7 @@
     python -m benchmarks.train [--games 300] [--steps 5] [--rounds 7] [--batch-size 256]
 
 Builds a 9x9 agz17 dataset (random games, all 8 symmetries, written as ingest writes shards),
-then trains the `small` DualNet with `gocore.training.train` on (a) `storage.stream.BatchStream`
+then trains the `small` DualNet with `gocore.nn.training.train` on (a) `storage.stream.BatchStream`
 over the shards and (b) `InMemoryBatches` holding the same samples (the stream's first batches)
 as float32 arrays. Runs alternate A-B-B-A from the same initial weights; each run's rate leaves
 out its first step (warm-up, shuffle-buffer fill); each mode keeps its best run, as in the other
@@ -26,12 +26,12 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from gocore.agents import RandomAgent
-from gocore.encode import EncodeOptions, ShardEncoder
-from gocore.match import play_game
-from gocore.nets import build_net, preset
-from gocore.sgf import GameRecord
-from gocore.training import SMALL, TrainConfig, train
+from gocore.nn.encode import EncodeOptions, ShardEncoder
+from gocore.nn.nets import build_net, preset
+from gocore.nn.training import SMALL, TrainConfig, train
+from gocore.play.match import play_game
+from gocore.rules.sgf import GameRecord
+from gocore.search.agents import RandomAgent
 from storage import datasets
 from storage.stream import Batch, InMemoryBatches, StreamFactory
 

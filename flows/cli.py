@@ -26,7 +26,7 @@ AGENT_HELP = "random, or uct[-SIMULATIONS] (UCT with random playouts), e.g. uct-
 
 def make_agent(spec: str, seed: int):
     """An agent from a short spec such as ``random`` or ``uct-400``; ValueError if unknown."""
-    from gocore.agents import RandomAgent, UCTAgent
+    from gocore.search.agents import RandomAgent, UCTAgent
 
     name, _, arg = spec.partition("-")
     if name == "random" and not arg:
@@ -46,8 +46,8 @@ def play(
     sgf_out: Annotated[Path | None, typer.Option("--sgf", help="also write the game as SGF here")] = None,
 ) -> None:
     """Play one game between two built-in agents and print it."""
-    from gocore.coords import to_gtp
-    from gocore.match import play_game
+    from gocore.play.match import play_game
+    from gocore.rules.coords import to_gtp
 
     try:
         players = make_agent(black, seed), make_agent(white, seed + 1)
@@ -74,7 +74,7 @@ def play(
 
 def write_game_sgf(game, path: Path, black: str, white: str) -> None:
     """Write a played game as SGF, atomically."""
-    from gocore import sgf
+    from gocore.rules import sgf
     from storage.atomic import write_bytes
 
     record = sgf.GameRecord(size=game.final.size, komi=game.final.komi, rules="Chinese",
@@ -111,7 +111,7 @@ def ingest(
 ) -> None:
     """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
     quiet_prefect(verbose)
-    from gocore.encode import EncodeOptions
+    from gocore.nn.encode import EncodeOptions
 
     try:
         options = EncodeOptions(encoder=encoder, augment=augment, size=size, allow_handicap=handicap,

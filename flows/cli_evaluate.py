@@ -24,7 +24,7 @@ from rich.table import Table
 from flows.cli_common import console, fail
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
-    from gocore.ratings import SprtConfig
+    from gocore.play.ratings import SprtConfig
     from tasks.evaluate import MatchSettings
 
 PLAYER_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS or a model dir"
@@ -54,8 +54,8 @@ def evaluate(
     # before Prefect is imported: its console logs would tear through the live score
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    from gocore.match import MatchConfig
-    from gocore.ratings import SprtConfig
+    from gocore.play.match import MatchConfig
+    from gocore.play.ratings import SprtConfig
     from storage import layout, matches
     from tasks.evaluate import MatchSettings, PlayerError, build_player
 
@@ -130,7 +130,7 @@ def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: Sp
 
 def score_table(match: Path, settings: MatchSettings, last: dict[str, Any] | None = None) -> Table:
     """The running score of a match from the games on disk (and the game that just ended)."""
-    from gocore.ratings import wilson_interval
+    from gocore.play.ratings import wilson_interval
     from storage import matches
 
     rows = [row for row in matches.read_rows(match) if row["game"] < settings.games]

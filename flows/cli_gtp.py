@@ -2,7 +2,7 @@
 
 A typer command that flows/cli.py mounts with ``app.command()(gtp)``. GUIs start engines often, so
 startup stays light: torch, MLflow and the search are imported only for a model. The engine itself
-is `gocore.gtp.GtpEngine`.
+is `gocore.play.gtp.GtpEngine`.
 
 stdout carries GTP and nothing else: while the command runs, file descriptor 1 points at stderr and
 the protocol goes to a private copy of the original stdout, so no stray print (ours, a library's, C
@@ -50,7 +50,7 @@ def gtp(
         else:
             player, board_size, label = _model_agent(model, size, sims, seed, data_dir)
             sizes, size = {board_size}, board_size
-        from gocore.gtp import GtpEngine
+        from gocore.play.gtp import GtpEngine
 
         engine = GtpEngine(player, name="gozero", version=f"{_package_version()} ({label})", sizes=sizes,
                            size=size, komi=komi, seed=seed)
@@ -101,7 +101,7 @@ def _model_agent(uri: str | None, size: int | None, sims: int, seed: int, data_d
     from storage import registry
 
     uri = uri or f"models:/{registry.model_name(size or 9)}@{registry.CHAMPION}"
-    from gocore.nets import build_net
+    from gocore.nn.nets import build_net
 
     try:
         net, _config = registry.load(uri, build_net, data_dir)
@@ -111,11 +111,11 @@ def _model_agent(uri: str | None, size: int | None, sims: int, seed: int, data_d
     if size is not None and size != board_size:
         raise _fail(f"{uri} plays {board_size}x{board_size} only, not --size {size}")
     try:
-        from gocore import mcts
-        from gocore.agents import AlphaZeroAgent
+        from gocore.search import mcts
+        from gocore.search.agents import AlphaZeroAgent
     except ImportError as error:
         raise _fail(f"this build cannot search with a net yet ({error}); use --agent") from None
-    from gocore.inference import NetEvaluator
+    from gocore.nn.inference import NetEvaluator
 
     agent = AlphaZeroAgent(NetEvaluator(net), mcts.MATCH.replace(simulations=sims), seed=seed)
     return agent, board_size, f"{uri}, {sims} simulations"

@@ -40,7 +40,7 @@ def selfplay(
     """Play self-play games with one model into <data>/selfplay/gen=K (Parquet rows + SGF)."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")  # before Prefect loads
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
-    from gocore.features import get_encoder
+    from gocore.nn.features import get_encoder
     from storage import layout
     from tasks.selfplay import load_evaluator
 

@@ -53,8 +53,8 @@ def _checked_run_key(dataset: str, model: str, preset: str, steps: int | None, b
                      device: str, data: str | None, run_name: str | None) -> str:
     """The run key the task will use; typer.Exit(1) with one line for anything a user must fix."""
     from flows.train_supervised import families_to_train, training_config
-    from gocore.device import DeviceError, choose_device
-    from gocore.nets import PRESETS as NET_PRESETS
+    from gocore.nn.device import DeviceError, choose_device
+    from gocore.nn.nets import PRESETS as NET_PRESETS
     from storage import layout
     from storage.datasets import DatasetError
     from tasks.train import dataset_facts, objective_config, run_key

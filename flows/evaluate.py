@@ -12,7 +12,6 @@
 from __future__ import annotations
 
 import os
-import re
 from typing import Any
 
 from prefect import flow, unmapped
@@ -20,16 +19,11 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner
 
-from flows.runtime import prefect_api
-from gocore.match import MatchConfig
-from gocore.ratings import SprtConfig
+from flows.runtime import artifact_key, prefect_api, task_runner
+from gocore.play.match import MatchConfig
+from gocore.play.ratings import SprtConfig
 from storage import layout, matches
 from tasks.evaluate import MatchSettings, finalize_match, plan_match, play_games, sprt_decided
-
-
-def artifact_key(prefix: str, match_id: str) -> str:
-    """A Prefect artifact key (lowercase letters, digits, dashes) for a match."""
-    return f"{prefix}-{re.sub(r'[^a-z0-9]+', '-', match_id.lower()).strip('-')}"[:100]
 
 
 @flow(name="evaluate", log_prints=True, task_runner=ProcessPoolTaskRunner())
@@ -69,12 +63,7 @@ def run_evaluate(black: str, white: str, games: int = 40, sims: int = 100, match
                  data_dir: str | None = None, gate: float = 0.55, sprt: SprtConfig | None = None,
                  workers: int | None = None, dask_address: str | None = None, **options: Any) -> dict[str, Any]:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
-    if dask_address:
-        from prefect_dask import DaskTaskRunner
-
-        runner = DaskTaskRunner(address=dask_address)
-    else:
-        runner = ProcessPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
+    runner = task_runner(workers, dask_address)
     with prefect_api():
         return evaluate.with_options(task_runner=runner)(black, white, games, sims, match_id, data_dir, gate,
                                                           sprt, parallel=workers, **options)

@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from typing import Any
 
 from prefect import flow, unmapped
@@ -19,8 +17,8 @@ from prefect.artifacts import create_markdown_artifact, create_progress_artifact
 from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner
 
-from gocore.encode import EncodeOptions
-from flows.runtime import prefect_api
+from flows.runtime import artifact_key, prefect_api, task_runner
+from gocore.nn.encode import EncodeOptions
 from storage import datasets, layout
 from tasks.download import download_source, expand_sources
 from tasks.encode import encode_shard, finalize_dataset, plan_shards
@@ -36,7 +34,7 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     downloads = [future.result() for future in download_source.map(names, unmapped(str(data)))]
     roots = [d for summary in downloads for d in summary["sgf_dirs"]]
     plan = plan_shards(roots, str(data / "raw"), str(dataset_dir), options, target_rows)
-    progress = create_progress_artifact(0.0, key=_artifact_key("ingest", dataset),
+    progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
                                         description=f"shards of {dataset} encoded")
     futures = encode_shard.map(plan, unmapped(str(dataset_dir)), unmapped(options))
     stats = []
@@ -46,26 +44,17 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     manifest = finalize_dataset(str(dataset_dir), plan, options, names)
     facts = datasets.summary(dataset_dir)
     create_markdown_artifact(datasets.summary_markdown(dataset, facts),
-                             key=_artifact_key("dataset", dataset),
+                             key=artifact_key("dataset", dataset),
                              description=f"summary of dataset {dataset}")
     return {"dataset": str(dataset_dir), "manifest_rows": manifest["rows"], **facts}
 
-
-def _artifact_key(prefix: str, dataset: str) -> str:
-    """`prefix`-`dataset` as a Prefect artifact key: lowercase letters, digits and dashes only."""
-    return f"{prefix}-{re.sub(r'[^a-z0-9-]', '-', dataset.lower())}"
 
 
 def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
                options: EncodeOptions = EncodeOptions(), workers: int | None = None,
                dask_address: str | None = None, target_rows: int | None = None) -> dict[str, Any]:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
-    if dask_address:
-        from prefect_dask import DaskTaskRunner
-
-        runner = DaskTaskRunner(address=dask_address)
-    else:
-        runner = ProcessPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
+    runner = task_runner(workers, dask_address)
     with prefect_api():
         return ingest.with_options(task_runner=runner)(sources, dataset, data_dir, options, target_rows)
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 
 from prefect.settings import PREFECT_API_URL, temporary_settings
@@ -38,3 +39,22 @@ def prefect_api() -> Iterator[str | None]:
             os.environ.pop("PREFECT_API_URL", None)
         else:
             os.environ["PREFECT_API_URL"] = previous
+
+
+def task_runner(workers: int | None = None, dask_address: str | None = None):
+    """The one choice of where mapped tasks run: a process pool of `workers` (default: cores), or
+    the existing Dask cluster at `dask_address` (prefect-dask)."""
+    if dask_address:
+        from prefect_dask import DaskTaskRunner
+
+        return DaskTaskRunner(address=dask_address)
+    from prefect.task_runners import ProcessPoolTaskRunner
+
+    return ProcessPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
+
+
+def artifact_key(*parts: object) -> str:
+    """A Prefect artifact key from `parts`: lowercase letters, digits and single dashes, at most 100
+    characters (Prefect refuses anything else)."""
+    text = "-".join(str(part) for part in parts).lower()
+    return re.sub(r"[^a-z0-9]+", "-", text).strip("-")[:100].rstrip("-")

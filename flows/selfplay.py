@@ -27,8 +27,8 @@ from prefect.artifacts import (
 from prefect.futures import as_completed
 from prefect.task_runners import ProcessPoolTaskRunner
 
-from flows.runtime import prefect_api
-from gocore.selfplay import merge_stats
+from flows.runtime import artifact_key, prefect_api, task_runner
+from gocore.search.selfplay import merge_stats
 from storage import layout
 from storage.atomic import remove_stale_temps
 from tasks.selfplay import GAMES_DIR, selfplay_games, sidecar_path
@@ -58,7 +58,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
         remove_stale_temps(directory)
     batches = plan_batches(games, games_per_task or default_games_per_task(games, None), seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
-    progress = create_progress_artifact(0.0, key=f"selfplay-progress-gen-{generation}",
+    progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),
                                         description=f"self-play games of generation {generation}")
     futures = selfplay_games.map(unmapped(model), [n for _, n in batches], unmapped(sims),
                                  unmapped(generation), [s for s, _ in batches], unmapped(str(data)),
@@ -70,7 +70,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
         done += parts[-1]["games"]
         update_progress_artifact(progress, 100.0 * done / max(games, 1))
     summary = summarize_generation(parts, model, generation, generation_dir)
-    create_markdown_artifact(summary_markdown(summary), key=f"selfplay-gen-{generation}",
+    create_markdown_artifact(summary_markdown(summary), key=artifact_key("selfplay-gen", generation),
                              description=f"self-play generation {generation}")
     return summary
 
@@ -114,7 +114,7 @@ def selfplay_progress(data_dir: str | None, generation: int, games: int, games_p
     """(games finished, games planned) of a self-play run, from its sidecars; for progress bars."""
     data = layout.data_dir(data_dir)
     done = 0
-    for batch_seed, count in plan_batches(games, games_per_task, seed):
+    for batch_seed, _count in plan_batches(games, games_per_task, seed):
         sidecar = sidecar_path(data, generation, batch_seed)
         if sidecar.exists():
             try:
@@ -128,12 +128,7 @@ def run_selfplay(model: str, games: int, sims: int = 100, generation: int = 0, d
                  workers: int | None = None, dask_address: str | None = None,
                  games_per_task: int | None = None, **options: Any) -> dict[str, Any]:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
-    if dask_address:
-        from prefect_dask import DaskTaskRunner
-
-        runner = DaskTaskRunner(address=dask_address)
-    else:
-        runner = ProcessPoolTaskRunner(max_workers=workers or os.cpu_count() or 1)
+    runner = task_runner(workers, dask_address)
     per_task = games_per_task or default_games_per_task(games, workers)
     with prefect_api():
         return selfplay.with_options(task_runner=runner)(model, games, sims, generation, data_dir,

@@ -1,11 +1,11 @@
 """Supervised training flow: an encoded dataset → an AlphaGo SL policy (and value) net → MLflow.
 
-    config  = training_config(preset, steps, batch_size, device)   # gocore.training presets
+    config  = training_config(preset, steps, batch_size, device)   # gocore.nn.training presets
     policy  = train_model(dataset, "policy", preset, config)        # run, curves, registered version
     value   = train_model(dataset, "value", preset, config)         # with also_value=True
     artifact: run ids, model URIs and final metrics (Markdown)
 
-`preset` names both the net size (gocore.nets) and the training schedule (gocore.training).
+`preset` names both the net size (gocore.nn.nets) and the training schedule (gocore.nn.training).
 A rerun of the same call resumes from the checkpoints of the earlier one (tasks/train.py).
 `run_train_supervised` runs the flow with one Prefect API (a temporary server if none is set).
 """
@@ -13,14 +13,13 @@ A rerun of the same call resumes from the checkpoints of the earlier one (tasks/
 from __future__ import annotations
 
 import dataclasses
-import re
 from typing import Any
 
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
-from flows.runtime import prefect_api
-from gocore.training import PRESETS, TrainConfig, TrainError
+from flows.runtime import artifact_key, prefect_api
+from gocore.nn.training import PRESETS, TrainConfig, TrainError
 from storage import layout
 from tasks.train import train_model
 
@@ -77,11 +76,6 @@ def results_markdown(dataset: str, results: dict[str, dict[str, Any]]) -> str:
         lines += [f"| {name} | {value:.4g} |" for name, value in sorted(result["metrics"].items())]
         lines.append("")
     return "\n".join(lines)
-
-
-def artifact_key(prefix: str, dataset: str) -> str:
-    """A Prefect artifact key (lowercase letters, digits, dashes) for a dataset."""
-    return f"{prefix}-{re.sub(r'[^a-z0-9]+', '-', dataset.lower()).strip('-')}"[:100]
 
 
 def run_train_supervised(dataset: str, family: str = "policy", preset: str = "small", steps: int | None = None,

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import IO, Any
 
+from gocore.errors import GozeroError
 from storage.atomic import TEMP_PREFIX, write_json
 
 MARKER = ".extracted.json"
@@ -47,7 +48,7 @@ _CHUNK = 1 << 16
 _MAX_LISTED_REFUSALS = 100
 
 
-class ArchiveError(Exception):
+class ArchiveError(GozeroError):
     """An archive that cannot be extracted; `reason` is e.g. unsafe-path, too-large, corrupt."""
 
     def __init__(self, reason: str, message: str, member: str | None = None) -> None:

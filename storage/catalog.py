@@ -31,6 +31,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
+from gocore.errors import GozeroError
 from storage.layout import safe_name
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -39,7 +40,7 @@ _CATALOG_FORM = re.compile(r"^[a-z0-9][a-z0-9-]*(:[^/\\]*)?$")
 _UNSAFE_LABEL_CHARS = re.compile(r"[^A-Za-z0-9._=-]+")
 
 
-class CatalogError(ValueError):
+class CatalogError(GozeroError, ValueError):
     """A source string that names nothing fetchable; `reason` says which rule it broke."""
 
     def __init__(self, reason: str, message: str) -> None:

@@ -17,7 +17,7 @@ unpickler sees it. Every failure is a `CheckpointError` naming the path and the 
 
 A model directory keeps the SHA-256 of its weights in config.json, so a directory caught
 half-overwritten (new weights, old config) is refused rather than mismatched. The network config
-is plain JSON: the caller turns it into a module (`load_model(path, gocore.nets.build_net)`),
+is plain JSON: the caller turns it into a module (`load_model(path, gocore.nn.nets.build_net)`),
 so storage does not import gocore.
 """
 
@@ -38,6 +38,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from gocore.errors import GozeroError
 from storage.atomic import atomic_path, write_bytes, write_json
 
 WEIGHTS_FILE = "weights.pt"
@@ -49,7 +50,7 @@ _PICKLE_PROTO = 0x80  # first byte of every binary pickle (protocol >= 2)
 _PLAIN_SCALARS = (type(None), bool, int, float, str, torch.dtype, torch.device)
 
 
-class CheckpointError(Exception):
+class CheckpointError(GozeroError):
     """A checkpoint that cannot be saved or loaded: missing, truncated, corrupt or unsafe."""
 
     def __init__(self, path: Path | str, reason: str):

@@ -34,6 +34,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from gocore.errors import GozeroError
 from storage.atomic import WritebackFile, atomic_path, remove_stale_temps, write_json
 
 MANIFEST = "manifest.json"
@@ -63,7 +64,7 @@ QUARANTINE_SCHEMA = pa.schema([
 ])
 
 
-class DatasetError(RuntimeError):
+class DatasetError(GozeroError, RuntimeError):
     """A dataset that is missing, incomplete or does not match the schema."""
 
 

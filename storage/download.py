@@ -30,8 +30,16 @@ from urllib.error import HTTPError, URLError
 from urllib.parse import urlparse
 from urllib.request import Request, urlopen
 
-from storage.archives import (ArchiveError, ExtractLimits, ExtractResult, archive_stem, extract,
-                              extract_directory, file_fingerprint)
+from gocore.errors import GozeroError
+from storage.archives import (
+    ArchiveError,
+    ExtractLimits,
+    ExtractResult,
+    archive_stem,
+    extract,
+    extract_directory,
+    file_fingerprint,
+)
 from storage.atomic import write_json
 from storage.catalog import label_from_name, resolve_source
 from storage.layout import raw_dir
@@ -56,7 +64,7 @@ _STATUS_HINTS = {
 }
 
 
-class DownloadError(Exception):
+class DownloadError(GozeroError):
     """A download that failed; `reason` is machine-readable, the message says what to do."""
 
     def __init__(self, reason: str, message: str, url: str | None = None) -> None:

@@ -15,11 +15,13 @@ import os
 import re
 from pathlib import Path
 
+from gocore.errors import GozeroError
+
 DEFAULT_DATA_DIR = "gozero-data"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=-]{0,127}$")
 
 
-class LayoutError(ValueError):
+class LayoutError(GozeroError, ValueError):
     """A name that cannot be used as a directory in the data dir."""
 
 

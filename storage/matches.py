@@ -45,6 +45,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from gocore.errors import GozeroError
 from storage.atomic import atomic_path, remove_stale_temps, write_bytes, write_json
 
 SETTINGS = "match.json"
@@ -75,7 +76,7 @@ RESULTS_SCHEMA = pa.schema([
 ])
 
 
-class MatchError(RuntimeError):
+class MatchError(GozeroError, RuntimeError):
     """A match directory that does not fit the request (other settings, missing results)."""
 
 

@@ -19,7 +19,7 @@ for an ``http(s)://`` tracking server. A file lock serialises first-time store c
 A registered model per family, because the alias `champion` belongs to a registered model and
 AlphaGo needs a champion policy net and a champion value net at once. The name is for people:
 `load` rebuilds the net from the config.json stored beside the weights (its `family` picks the
-class) with the `build` the caller passes, e.g. ``gocore.nets.build_net``: storage does not import
+class) with the `build` the caller passes, e.g. ``gocore.nn.nets.build_net``: storage does not import
 gocore. Models are plain artifacts registered by their artifact URI, never ``mlflow.pytorch``
 (pickle, slow requirement inference); `load` downloads the directory and reads it through
 `storage.checkpoints.load_model`, weights-only, so no code is ever unpickled.
@@ -41,7 +41,7 @@ import time
 import urllib.request
 import warnings
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -51,6 +51,7 @@ from mlflow import MlflowClient
 from mlflow.entities import Metric, Param, RunStatus
 from mlflow.exceptions import MlflowException
 
+from gocore.errors import GozeroError
 from storage.atomic import atomic_path
 from storage.layout import data_dir
 
@@ -72,7 +73,7 @@ _CLIENTS: dict[str, MlflowClient] = {}
 _CLIENTS_LOCK = threading.Lock()
 
 
-class RegistryError(Exception):
+class RegistryError(GozeroError):
     """A tracking or registry request that cannot be served; the message says what to do."""
 
 
@@ -388,7 +389,7 @@ def promote(name: str, version: int, reason: str, evidence: Mapping[str, Any] | 
     version = int(_version(store, name, version).version)
     if previous is not None and int(previous) == version:
         return version  # already champion: a retried promotion changes nothing
-    stamp = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
     evidence |= {"promotion_reason": reason, "promoted_at": stamp, "previous_champion": str(previous or "none")}
     for key, value in evidence.items():
         store.set_model_version_tag(name, str(version), key, value)
@@ -520,7 +521,7 @@ def _version_info(store: MlflowClient, found: Any, aliases: Mapping[str, Any]) -
         run = None
     return VersionInfo(name=found.name, version=int(found.version), tags=dict(found.tags),
                        aliases=tuple(sorted(a for a, v in aliases.items() if int(v) == int(found.version))),
-                       created=datetime.fromtimestamp(found.creation_timestamp / 1000, timezone.utc),
+                       created=datetime.fromtimestamp(found.creation_timestamp / 1000, UTC),
                        source=found.source, run=run)
 
 

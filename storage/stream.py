@@ -53,8 +53,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from gocore.features import get_encoder, packed_nbytes, transform_rows, unpack_planes
-from gocore.symmetry import move_table
+from gocore.nn.features import get_encoder, packed_nbytes, transform_rows, unpack_planes
+from gocore.rules.symmetry import move_table
 from storage.datasets import DatasetError, binary_column, shard_paths
 
 SELFPLAY_SCHEMA = pa.schema([

@@ -22,8 +22,9 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from gocore import features, sgf
-from gocore.encode import EncodeOptions, ShardEncoder
+from gocore.nn import features
+from gocore.nn.encode import EncodeOptions, ShardEncoder
+from gocore.rules import sgf
 from storage import datasets
 from storage.atomic import write_json
 

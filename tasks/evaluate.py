@@ -33,11 +33,12 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from gocore import sgf
-from gocore.agents import Agent, RandomAgent, UCTAgent
-from gocore.gtp_client import GNUGO_FALLBACK, gnugo_command
-from gocore.match import RULES, GtpAgent, MatchConfig, play_match
-from gocore.ratings import SprtConfig, sprt, summarize
+from gocore.errors import GozeroError
+from gocore.play.gtp_client import GNUGO_FALLBACK, gnugo_command
+from gocore.play.match import RULES, GtpAgent, MatchConfig, play_match
+from gocore.play.ratings import SprtConfig, sprt, summarize
+from gocore.rules import sgf
+from gocore.search.agents import Agent, RandomAgent, UCTAgent
 from storage import matches
 
 DEFAULT_GNUGO_LEVEL = 5
@@ -47,7 +48,7 @@ GNUGO_TROMP_TAYLOR = ["--capture-all-dead"]
 FAILURES = frozenset({"illegal-move", "timeout", "crash", "error"})  # lost by failing, not by play
 
 
-class PlayerError(ValueError):
+class PlayerError(GozeroError, ValueError):
     """A player spec that names no player we can build."""
 
 
@@ -134,9 +135,9 @@ def _model_player(spec: str, settings: MatchSettings, data: Path | None) -> Play
     The MATCH preset (no noise, resigns below -0.9) with `sims` simulations, but the opening
     moves sampled by visit count: deterministic players would replay the same two games.
     """
-    from gocore import mcts
-    from gocore.agents import AlphaZeroAgent
-    from gocore.inference import NetEvaluator
+    from gocore.nn.inference import NetEvaluator
+    from gocore.search import mcts
+    from gocore.search.agents import AlphaZeroAgent
 
     net = _load_net(spec, None if data is None else str(data))
     if net.config.board_size != settings.config.size:
@@ -150,7 +151,7 @@ def _model_player(spec: str, settings: MatchSettings, data: Path | None) -> Play
 @functools.lru_cache(maxsize=4)
 def _load_net(spec: str, data: str | None) -> Any:
     """The net of a model directory (no MLflow needed) or a registry URI; cached per process."""
-    from gocore.nets import build_net
+    from gocore.nn.nets import build_net
 
     if Path(spec).is_dir():
         from storage.checkpoints import CheckpointError, load_model

@@ -1,7 +1,7 @@
 """Prefect task of self-play: one model plays a batch of games, written as one Parquet shard + SGF.
 
 `selfplay_games` (mapped over workers by flows/selfplay.py) loads the model, plays `games` games
-in lockstep (`gocore.selfplay.play`: every search round of every game is one network batch) and
+in lockstep (`gocore.search.selfplay.play`: every search round of every game is one network batch) and
 writes, under ``<data>/selfplay/gen=<k>/``:
 
     games/<game id>.sgf              every game (atomic, one file each)
@@ -16,7 +16,7 @@ Models (`model_uri`):
     models:/NAME/VERSION, models:/NAME@ALIAS   a registered net (storage.registry)
     a model directory                           a saved net (storage.checkpoints.save_model)
     uniform                                     no net: uniform priors and value 0
-                                                (gocore.inference.UniformEvaluator); for tests
+                                                (gocore.nn.inference.UniformEvaluator); for tests
                                                 and smoke runs, rows use `encoder`
 """
 
@@ -33,21 +33,22 @@ from typing import TYPE_CHECKING, Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from gocore import sgf
-from gocore.mcts import SELFPLAY
-from gocore.selfplay import SelfPlayConfig, play
+from gocore.errors import GozeroError
+from gocore.rules import sgf
+from gocore.search.mcts import SELFPLAY
+from gocore.search.selfplay import SelfPlayConfig, play
 from storage import layout
 from storage.atomic import write_bytes, write_json
 from storage.datasets import write_parquet
 
 if TYPE_CHECKING:
-    from gocore.inference import Evaluator
+    from gocore.nn.inference import Evaluator
 
 UNIFORM = "uniform"
 GAMES_DIR = "games"
 
 
-class SelfPlayError(ValueError):
+class SelfPlayError(GozeroError, ValueError):
     """A self-play request that cannot be played as asked (model, board, or a conflicting rerun)."""
 
 
@@ -124,7 +125,7 @@ def _write_batch(data: Path, generation: int, seed: int, settings: dict[str, Any
 
 def load_evaluator(model_uri: str, size: int, data_dir: str | None) -> tuple[Evaluator, str, str | None]:
     """(evaluator, model version label, the net's encoder or None) for a model URI, dir or ``uniform``."""
-    from gocore.inference import NetEvaluator, UniformEvaluator
+    from gocore.nn.inference import NetEvaluator, UniformEvaluator
 
     if model_uri == UNIFORM:
         return UniformEvaluator(), UNIFORM, None
@@ -157,7 +158,7 @@ def _load_net(model_uri: str, data_dir: str | None) -> tuple[Any, str]:
 @functools.lru_cache(maxsize=2)
 def _cached_net(uri: str, data_dir: str | None, stamp: int | None) -> Any:
     """The net `uri` names (a worker runs many tasks with one model); `stamp` only keys the cache."""
-    from gocore.nets import build_net
+    from gocore.nn.nets import build_net
     from storage import registry
 
     return registry.load(uri, build_net, Path(data_dir) if data_dir is not None else None)[0]

@@ -1,9 +1,9 @@
 """Prefect task of supervised training: one net on one dataset, from Parquet to a registered version.
 
-`train_model` is an adapter (read via storage → `gocore.training.train` → write via storage):
+`train_model` is an adapter (read via storage → `gocore.nn.training.train` → write via storage):
 
     manifest  = storage.datasets.read_manifest(dataset)      # encoder planes, board size
-    net       = gocore.nets.preset(preset, N, planes, family)
+    net       = gocore.nn.nets.preset(preset, N, planes, family)
     run       = storage.registry.training_run(params: config + dataset manifest id + code version)
     train(net, StreamFactory(dataset), config)                # checkpoints, metrics, progress
     curves PNG, model dir → log_model → register              # returns a small dict
@@ -40,11 +40,11 @@ import torch
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from gocore.device import choose_device
-from gocore.features import get_encoder
-from gocore.nets import build_net
-from gocore.nets import preset as net_preset
-from gocore.training import RESUMABLE_CHANGES, TrainConfig, TrainError, TrainState, train
+from gocore.nn.device import choose_device
+from gocore.nn.features import get_encoder
+from gocore.nn.nets import build_net
+from gocore.nn.nets import preset as net_preset
+from gocore.nn.training import RESUMABLE_CHANGES, TrainConfig, TrainError, TrainState, train
 from storage import checkpoints, datasets, layout, registry
 from storage.atomic import write_json
 from storage.stream import StreamFactory

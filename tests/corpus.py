@@ -1,7 +1,7 @@
 """A corpus builder for the ingest tests: real-looking games, broken SGF, and what to expect of them.
 
 Games come from GNU Go self-play over GTP (`gnugo_records`, a few, cached for the test session
-because each costs about a second) and from our own agents through `gocore.match.play_game`
+because each costs about a second) and from our own agents through `gocore.play.match.play_game`
 (`agent_records`, many, fast). `CorpusBuilder` writes them as files next to broken ones and
 records, for every game slot, the refusal reason a correct ingest must give (None = accepted):
 the expectations are derived from how each file was built, never from the code under test.
@@ -24,14 +24,14 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gocore import features, symmetry
-from gocore.agents import RandomAgent, UCTAgent
-from gocore.board import Position
-from gocore.coords import from_rowcol, pass_move
-from gocore.gtp_client import GtpClient, gnugo_command
-from gocore.match import play_game
-from gocore.sgf import GameRecord, replay, winner_from_result, write
-
+from gocore.nn import features
+from gocore.play.gtp_client import GtpClient, gnugo_command
+from gocore.play.match import play_game
+from gocore.rules import symmetry
+from gocore.rules.board import Position
+from gocore.rules.coords import from_rowcol, pass_move
+from gocore.rules.sgf import GameRecord, replay, winner_from_result, write
+from gocore.search.agents import RandomAgent, UCTAgent
 
 # --- games ---------------------------------------------------------------------------------------
 
@@ -96,7 +96,7 @@ def agent_records(count: int, size: int = 9, first_seed: int = 0) -> tuple[GameR
 def with_illegal_move(record: GameRecord, at: int) -> tuple[GameRecord, str]:
     """A copy whose move `at` (0-based) is played on an occupied point; its refusal reason.
 
-    The reason names the 1-based move number, as `gocore.sgf.replay` counts.
+    The reason names the 1-based move number, as `gocore.rules.sgf.replay` counts.
     """
     position = Position.initial(record.size, record.komi)
     for color, move in record.moves[:at]:

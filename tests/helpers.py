@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from gocore.board import Position
+from gocore.rules.board import Position
 
 
 def position_from_ascii(diagram: str, to_play: int = 1, komi: float = 7.5) -> Position:
@@ -35,10 +35,10 @@ def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5):
     UCT with 30 simulations tries every 5x5 move, so its moves carry a learnable signal."""
     from pathlib import Path
 
-    from gocore.agents import RandomAgent, UCTAgent
-    from gocore.encode import EncodeOptions
-    from gocore.match import play_game
-    from gocore.sgf import GameRecord, write
+    from gocore.nn.encode import EncodeOptions
+    from gocore.play.match import play_game
+    from gocore.rules.sgf import GameRecord, write
+    from gocore.search.agents import RandomAgent, UCTAgent
     from tasks.encode import encode_shard, finalize_dataset, plan_shards
 
     sgf_dir, dataset_dir = Path(sgf_dir), Path(dataset_dir)

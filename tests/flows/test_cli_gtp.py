@@ -1,4 +1,4 @@
-"""`gozero gtp` as a subprocess, driven by `gocore.gtp_client.GtpClient`: against GNU Go and with models."""
+"""`gozero gtp` as a subprocess, driven by `gocore.play.gtp_client.GtpClient`: against GNU Go and with models."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from gocore.board import Position
-from gocore.coords import from_gtp
-from gocore.gtp_client import GtpClient, GtpError, gnugo_command, parse_score
+from gocore.play.gtp_client import GtpClient, GtpError, gnugo_command, parse_score
+from gocore.rules.board import Position
+from gocore.rules.coords import from_gtp
 
 # The command as a script runs it; `gozero gtp` (flows/cli.py) mounts this same function.
 GTP = [sys.executable, "-m", "flows.cli", "gtp"]
@@ -89,7 +89,7 @@ def test_a_model_that_cannot_be_loaded_is_one_line_on_stderr_and_exit_1(uri, dat
 
 
 def test_a_model_directory_plays_its_board_size_only(tmp_path):
-    from gocore.nets import NetConfig, build_net
+    from gocore.nn.nets import NetConfig, build_net
     from storage.checkpoints import save_model
 
     config = NetConfig(board_size=SIZE, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)

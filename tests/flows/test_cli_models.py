@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli_models import models_app
-from gocore.nets import build_net, preset
+from gocore.nn.nets import build_net, preset
 from storage import registry
 from storage.checkpoints import save_model
 

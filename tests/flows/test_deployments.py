@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from gocore import sgf
-from gocore.agents import RandomAgent
-from gocore.match import play_game
+from gocore.play.match import play_game
+from gocore.rules import sgf
+from gocore.search.agents import RandomAgent
 
 REPO = Path(__file__).resolve().parents[2]
 PREFECT = str(Path(sys.executable).with_name("prefect"))

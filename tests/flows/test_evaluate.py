@@ -10,7 +10,7 @@ import typer
 from typer.testing import CliRunner
 
 from flows.cli_evaluate import evaluate as evaluate_command
-from gocore.ratings import SprtConfig
+from gocore.play.ratings import SprtConfig
 from storage import matches
 from tests.helpers import read_artifact
 

@@ -17,15 +17,23 @@ import pyarrow.parquet as pq
 import pytest
 
 from flows.ingest import _artifact_key, dataset_progress, run_ingest
-from gocore import features
-from gocore.encode import EncodeOptions
-from gocore.sgf import write
+from gocore.nn import features
+from gocore.nn.encode import EncodeOptions
+from gocore.rules.sgf import write
 from storage import datasets, layout
 from storage.atomic import TEMP_PREFIX
 from tasks.download import download_source
 from tasks.encode import encode_shard, plan_shards
-from tests.corpus import (Corpus, agent_records, assert_rows_match_games, files_of, gnugo_records,
-                          mixed_corpus, position_keys, read_rows)
+from tests.corpus import (
+    Corpus,
+    agent_records,
+    assert_rows_match_games,
+    files_of,
+    gnugo_records,
+    mixed_corpus,
+    position_keys,
+    read_rows,
+)
 
 NAME = "mixed"
 TARGET_ROWS = 3000  # a few files per shard: several shards for two workers, duplicates across shards

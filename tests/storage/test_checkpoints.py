@@ -13,10 +13,20 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from gocore.nets import build_net, preset
-from storage.checkpoints import (CONFIG_FILE, WEIGHTS_FILE, CheckpointError, capture_rng_state, load_model,
-                                 load_training_checkpoint, load_weights, read_model_info, restore_rng_state,
-                                 save_model, save_training_checkpoint)
+from gocore.nn.nets import build_net, preset
+from storage.checkpoints import (
+    CONFIG_FILE,
+    WEIGHTS_FILE,
+    CheckpointError,
+    capture_rng_state,
+    load_model,
+    load_training_checkpoint,
+    load_weights,
+    read_model_info,
+    restore_rng_state,
+    save_model,
+    save_training_checkpoint,
+)
 from tests.helpers import Planted
 
 

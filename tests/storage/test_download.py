@@ -13,8 +13,7 @@ import pytest
 
 from storage.archives import ArchiveError
 from storage.catalog import CATALOG, CatalogEntry
-from storage.download import (DownloadConfig, DownloadError, download_url, fetch_source, part_path,
-                              sidecar_path)
+from storage.download import DownloadConfig, DownloadError, download_url, fetch_source, part_path, sidecar_path
 from tests.http_server import Route, ScriptedServer, sgf_game, tar_bytes, zip_bytes
 
 FAST = DownloadConfig(attempts=3, backoff_seconds=0.001, max_backoff_seconds=0.01, timeout_seconds=5,

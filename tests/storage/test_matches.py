@@ -9,10 +9,10 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from gocore.agents import RandomAgent
-from gocore.match import MatchConfig, play_match_game
-from gocore.ratings import summarize
-from gocore.sgf import write
+from gocore.play.match import MatchConfig, play_match_game
+from gocore.play.ratings import summarize
+from gocore.rules.sgf import write
+from gocore.search.agents import RandomAgent
 from storage import matches
 from storage.atomic import TEMP_PREFIX
 
@@ -20,7 +20,7 @@ SETTINGS = {"black": "random", "white": "uct-5", "games": 4, "size": 5, "komi": 
 
 
 def row(index: int, a_score: float = 1.0, **changes) -> dict:
-    """A results row as gocore.match.MatchGame.row() makes it."""
+    """A results row as gocore.play.match.MatchGame.row() makes it."""
     base = {"game": index, "black": "A", "white": "B", "a_color": 1, "winner": 1, "a_score": a_score,
             "result": "B+3.5", "moves": 40, "reason": "two-passes", "detail": "", "score": 3.5,
             "seconds": 0.25, "external_score": None, "disagreement": None}

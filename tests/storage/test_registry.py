@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from gocore.nets import DualNet, PolicyNet, build_net, preset
+from gocore.nn.nets import DualNet, PolicyNet, build_net, preset
 from storage import registry
 from storage.checkpoints import CONFIG_FILE, WEIGHTS_FILE, save_model
 from storage.registry import RegistryError
@@ -179,9 +179,8 @@ def test_run_logs_params_metrics_and_artifacts(store: Path, tmp_path: Path) -> N
 
 
 def test_run_that_raises_is_marked_failed(store: Path) -> None:
-    with pytest.raises(ZeroDivisionError):
-        with registry.training_run(9, {"lr": 0.1}) as run_id:
-            raise ZeroDivisionError
+    with pytest.raises(ZeroDivisionError), registry.training_run(9, {"lr": 0.1}) as run_id:
+        raise ZeroDivisionError
     assert registry.describe_run(run_id).status == "FAILED"
 
 

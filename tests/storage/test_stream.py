@@ -9,11 +9,22 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gocore import symmetry
-from gocore.features import pack_planes
+from gocore.nn.features import pack_planes
+from gocore.rules import symmetry
 from storage import datasets
-from storage.stream import (SELFPLAY_SCHEMA, Batch, BatchStream, InMemoryBatches, ShuffleBuffer, StreamFactory,
-                            decode_pi, encode_pi, game_bucket, selfplay_table, transform_pi)
+from storage.stream import (
+    SELFPLAY_SCHEMA,
+    Batch,
+    BatchStream,
+    InMemoryBatches,
+    ShuffleBuffer,
+    StreamFactory,
+    decode_pi,
+    encode_pi,
+    game_bucket,
+    selfplay_table,
+    transform_pi,
+)
 
 SIZE = 5
 POINTS = SIZE * SIZE

@@ -13,13 +13,22 @@ import pyarrow.parquet as pq
 import pytest
 
 import tasks.encode as encode_task
-from gocore.encode import EncodeOptions
+from gocore.nn.encode import EncodeOptions
 from storage import datasets
 from storage.atomic import TEMP_PREFIX
-from tasks.encode import (encode_shard, finalize_dataset, group_files, list_sgf_files, plan_shards,
-                          shard_key)
-from tests.corpus import (Corpus, CorpusBuilder, agent_records, assert_rows_match_games, files_of,
-                          gnugo_records, mixed_corpus, position_keys, read_rows, sgf_text)
+from tasks.encode import encode_shard, finalize_dataset, group_files, list_sgf_files, plan_shards, shard_key
+from tests.corpus import (
+    Corpus,
+    CorpusBuilder,
+    agent_records,
+    assert_rows_match_games,
+    files_of,
+    gnugo_records,
+    mixed_corpus,
+    position_keys,
+    read_rows,
+    sgf_text,
+)
 
 FACTOR = {"all8": 8, "random1": 1, "none": 1}
 SHARD_POSITIONS = 400  # (estimated) a few files per shard, several shards per corpus

@@ -9,12 +9,21 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from gocore.agents import RandomAgent, UCTAgent
-from gocore.match import GtpAgent, MatchConfig
-from gocore.ratings import SprtConfig
+from gocore.play.match import GtpAgent, MatchConfig
+from gocore.play.ratings import SprtConfig
+from gocore.search.agents import RandomAgent, UCTAgent
 from storage import matches
-from tasks.evaluate import (MatchSettings, PlayerError, build_player, finish_match, finalize_match, is_decided,
-                            play_chunk, play_games, start_match)
+from tasks.evaluate import (
+    MatchSettings,
+    PlayerError,
+    build_player,
+    finalize_match,
+    finish_match,
+    is_decided,
+    play_chunk,
+    play_games,
+    start_match,
+)
 
 TINY = MatchConfig(size=5, komi=7.5, seed=1)
 
@@ -133,8 +142,8 @@ def test_a_crashing_engine_forfeits_its_games_and_the_match_completes(tmp_path: 
 
 
 def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tmp_path: Path):
-    from gocore.agents import AlphaZeroAgent
-    from gocore.nets import NetConfig, build_net
+    from gocore.nn.nets import NetConfig, build_net
+    from gocore.search.agents import AlphaZeroAgent
     from storage.checkpoints import save_model
 
     config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)

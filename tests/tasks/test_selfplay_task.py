@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gocore.nets import build_net, preset
+from gocore.nn.nets import build_net, preset
 from storage.checkpoints import save_model
 from storage.stream import BatchStream
 from tasks.selfplay import SelfPlayError, selfplay_games, shard_path, sidecar_path

@@ -1,6 +1,6 @@
 """The training task: a registered, loadable model with metrics and curves; a killed run resumes.
 
-The dataset is made as in tests/gocore/test_training.py (5x5 UCT-vs-random games through the
+The dataset is made as in tests/gocore/nn/test_training.py (5x5 UCT-vs-random games through the
 encode tasks' functions, no Prefect server), inside a data dir so the task finds it by layout.
 MLflow is the session's SQLite store (tests/conftest.py), shared with other tests: version
 numbers are read from results, never assumed.
@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from gocore.nets import build_net
-from gocore.training import TINY
+from gocore.nn.nets import build_net
+from gocore.nn.training import TINY
 from storage import checkpoints, layout, registry
 from tasks import train as train_task
 from tasks.train import train_model

@@ -1,0 +1,344 @@
+"""Networks: the torch modules of AlphaGo Zero (`DualNet`) and AlphaGo 2016 (`PolicyNet`,
+`ValueNet`, `RolloutPolicy`), their `NetConfig`, the size presets and the `build_net` factory.
+
+Every net reads float planes ``(B, in_planes, N, N)`` from an encoder in `gocore.nn.features` (it
+knows only the plane count) and scores moves over ``N*N + 1`` policy indices, row-major from the
+top-left, pass last (see `gocore.rules.coords`). Policies are raw logits; values are tanh scalars from
+the perspective of the side to move (+1 = side to move wins).
+
+Start reading at `DualNet`. Nets are tied to one board size: their fully connected heads have
+N*N inputs, as in both papers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from gocore.errors import GozeroError
+
+FAMILIES = ("dual", "policy", "value", "rollout")
+
+
+class NetConfigError(GozeroError, ValueError):
+    """A network config with an unknown key, a missing key or an impossible value."""
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    """Everything needed to rebuild a network; stored as JSON beside its weights."""
+
+    board_size: int
+    """N: the board is N x N and the policy has N*N + 1 outputs (pass last)."""
+    in_planes: int
+    """Input feature planes C, as produced by the encoder (agz17: 17, oneplane: 2)."""
+    encoder: str = ""
+    """Name of the `gocore.nn.features` encoder that makes the planes ('' = not recorded)."""
+    family: str = "dual"
+    """Which net: dual (AlphaGo Zero), policy / value (AlphaGo 2016), rollout (fast policy)."""
+    blocks: int = 4
+    """Residual blocks (dual) or hidden 3x3 conv layers after the 5x5 one (policy, value)."""
+    filters: int = 32
+    """Channels of every trunk conv (the papers' k: 192 for AlphaGo, 256 for AlphaGo Zero)."""
+    value_hidden: int = 256
+    """Width of the value head's hidden fully connected layer (256 in both papers)."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.encoder, str):
+            raise NetConfigError(f"encoder must be an encoder name (str), not {self.encoder!r}")
+        if self.family not in FAMILIES:
+            raise NetConfigError(f"family {self.family!r} is not one of {', '.join(FAMILIES)}")
+        for name in ("board_size", "in_planes", "filters", "value_hidden"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise NetConfigError(f"{name} must be a positive int, not {value!r}")
+        if not isinstance(self.blocks, int) or isinstance(self.blocks, bool) or self.blocks < 0:
+            raise NetConfigError(f"blocks must be an int >= 0, not {self.blocks!r}")
+
+    @property
+    def num_moves(self) -> int:
+        """Policy outputs: N*N points plus pass."""
+        return self.board_size * self.board_size + 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain JSON-ready dict of every field."""
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> NetConfig:
+        """The config from `to_dict` output; unknown or missing keys raise NetConfigError."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - set(fields))
+        if unknown:
+            raise NetConfigError(f"unknown NetConfig keys {unknown}; known keys: {sorted(fields)}")
+        required = [n for n, f in fields.items() if f.default is dataclasses.MISSING]
+        missing = [n for n in required if n not in data]
+        if missing:
+            raise NetConfigError(f"NetConfig needs keys {missing}")
+        return cls(**data)
+
+
+@dataclass(frozen=True)
+class NetSize:
+    """A preset's trunk and head widths, independent of board size and encoder."""
+
+    blocks: int
+    """Residual blocks or hidden conv layers."""
+    filters: int
+    """Channels per trunk conv."""
+    value_hidden: int
+    """Value head hidden width."""
+
+
+TINY = NetSize(blocks=4, filters=32, value_hidden=64)  # tests and minutes-long CPU runs
+SMALL = NetSize(blocks=6, filters=64, value_hidden=256)  # the 9x9 CPU workhorse
+FULL = NetSize(blocks=10, filters=128, value_hidden=256)  # GPU runs
+PRESETS: dict[str, NetSize] = {"tiny": TINY, "small": SMALL, "full": FULL}
+
+
+def preset(name: str, board_size: int, in_planes: int, family: str = "dual",
+           encoder: str = "") -> NetConfig:
+    """The NetConfig of preset `name` (tiny, small, full) for this board, encoder and family."""
+    if name not in PRESETS:
+        raise NetConfigError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
+    return NetConfig(board_size=board_size, in_planes=in_planes, encoder=encoder, family=family,
+                     **dataclasses.asdict(PRESETS[name]))
+
+
+def parameter_count(module: nn.Module) -> int:
+    """Number of scalar parameters (weights and biases, not BN running statistics)."""
+    return sum(p.numel() for p in module.parameters())
+
+
+class GoNet(nn.Module):
+    """Base of every net: holds the config and checks the input planes' shape."""
+
+    def __init__(self, config: NetConfig):
+        super().__init__()
+        self.config = config
+
+    def check_planes(self, planes: torch.Tensor) -> None:
+        """Raise ValueError unless `planes` is a float tensor (B, in_planes, N, N)."""
+        c, n = self.config.in_planes, self.config.board_size
+        if planes.dim() != 4 or tuple(planes.shape[1:]) != (c, n, n):
+            raise ValueError(f"{type(self).__name__} expects planes (B, {c}, {n}, {n}), "
+                             f"got {tuple(planes.shape)}")
+        if not planes.is_floating_point():  # encoders emit uint8; conv would fail obscurely
+            raise ValueError(f"{type(self).__name__} expects float planes, got {planes.dtype} "
+                             "(convert with planes.float())")
+
+    def parameter_count(self) -> int:
+        """Number of scalar parameters."""
+        return parameter_count(self)
+
+
+def _conv(in_channels: int, out_channels: int, kernel: int, bias: bool = True) -> nn.Conv2d:
+    """A 'same'-padded conv, so every layer keeps the N x N board."""
+    return nn.Conv2d(in_channels, out_channels, kernel, padding=kernel // 2, bias=bias)
+
+
+def _init_weights(net: nn.Module) -> None:
+    """Kaiming (fan-in) for convs and hidden FCs: keeps activation scale steady through ReLUs."""
+    for module in net.modules():
+        if isinstance(module, (nn.Conv2d, nn.Linear)):
+            nn.init.kaiming_normal_(module.weight, mode="fan_in", nonlinearity="relu")
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.BatchNorm2d):
+            nn.init.ones_(module.weight)
+            nn.init.zeros_(module.bias)
+
+
+def _init_output(layer: nn.Conv2d | nn.Linear, std: float = 1e-3) -> None:
+    """Small output layer: starting values near 0 and policies near uniform, so early search
+    and early training are not steered by random weights."""
+    nn.init.normal_(layer.weight, std=std)
+    if layer.bias is not None:
+        nn.init.zeros_(layer.bias)
+
+
+# ---------------------------------------------------------------- AlphaGo Zero
+
+class ResidualBlock(nn.Module):
+    """conv3x3-BN-ReLU-conv3x3-BN, plus the skip, then ReLU."""
+
+    def __init__(self, filters: int):
+        super().__init__()
+        self.conv1, self.bn1 = _conv(filters, filters, 3, bias=False), nn.BatchNorm2d(filters)
+        self.conv2, self.bn2 = _conv(filters, filters, 3, bias=False), nn.BatchNorm2d(filters)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn1(self.conv1(x)))  # (B, F, N, N)
+        y = self.bn2(self.conv2(y))  # (B, F, N, N)
+        return F.relu(x + y)  # (B, F, N, N)
+
+
+class PolicyHead(nn.Module):
+    """conv1x1(2)-BN-ReLU-FC(N*N+1): move logits."""
+
+    def __init__(self, filters: int, board_size: int):
+        super().__init__()
+        points = board_size * board_size
+        self.conv, self.bn = _conv(filters, 2, 1, bias=False), nn.BatchNorm2d(2)
+        self.fc = nn.Linear(2 * points, points + 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn(self.conv(x)))  # (B, 2, N, N)
+        return self.fc(y.flatten(1))  # (B, N*N+1)
+
+
+class ValueHead(nn.Module):
+    """conv1x1(1)-BN-ReLU-FC(hidden)-ReLU-FC(1)-tanh: value for the side to move."""
+
+    def __init__(self, filters: int, board_size: int, hidden: int):
+        super().__init__()
+        self.conv, self.bn = _conv(filters, 1, 1, bias=False), nn.BatchNorm2d(1)
+        self.fc1 = nn.Linear(board_size * board_size, hidden)
+        self.fc2 = nn.Linear(hidden, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = F.relu(self.bn(self.conv(x)))  # (B, 1, N, N)
+        y = F.relu(self.fc1(y.flatten(1)))  # (B, hidden)
+        return torch.tanh(self.fc2(y)).squeeze(-1)  # (B,)
+
+
+class DualNet(GoNet):
+    """AlphaGo Zero: a residual trunk shared by a policy head and a value head."""
+
+    def __init__(self, config: NetConfig):
+        super().__init__(config)
+        c, f, n = config.in_planes, config.filters, config.board_size
+        self.stem = nn.Sequential(_conv(c, f, 3, bias=False), nn.BatchNorm2d(f), nn.ReLU())
+        self.blocks = nn.Sequential(*(ResidualBlock(f) for _ in range(config.blocks)))
+        self.policy_head = PolicyHead(f, n)
+        self.value_head = ValueHead(f, n, config.value_hidden)
+        _init_weights(self)
+        _init_output(self.policy_head.fc)
+        _init_output(self.value_head.fc2)
+
+    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(policy logits (B, N*N+1), value (B,) in [-1, 1]) for planes (B, C, N, N)."""
+        self.check_planes(planes)
+        x = self.blocks(self.stem(planes))  # (B, F, N, N)
+        return self.policy_head(x), self.value_head(x)  # (B, N*N+1), (B,)
+
+
+# ---------------------------------------------------------------- AlphaGo (2016)
+
+class ConvStack(nn.Module):
+    """The 2016 trunk: conv5x5 then `blocks` conv3x3 layers, each followed by ReLU (no BN)."""
+
+    def __init__(self, in_planes: int, filters: int, blocks: int):
+        super().__init__()
+        layers: list[nn.Module] = [_conv(in_planes, filters, 5), nn.ReLU()]
+        for _ in range(blocks):
+            layers += [_conv(filters, filters, 3), nn.ReLU()]
+        self.layers = nn.Sequential(*layers)
+
+    def forward(self, planes: torch.Tensor) -> torch.Tensor:
+        return self.layers(planes)  # (B, F, N, N)
+
+
+class PointLogits(nn.Module):
+    """A conv to one plane plus a separate bias per point (the papers' last policy layer)."""
+
+    def __init__(self, in_channels: int, board_size: int, kernel: int = 1):
+        super().__init__()
+        self.conv = _conv(in_channels, 1, kernel, bias=False)
+        self.point_bias = nn.Parameter(torch.zeros(board_size * board_size))  # (N*N,)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x).flatten(1) + self.point_bias  # (B, N*N)
+
+
+class PolicyNet(GoNet):
+    """AlphaGo's SL/RL policy network, with a pass logit added.
+
+    The paper's net scores only the 361 points (passing was left to the engine). Our datasets
+    and search treat pass as move N*N, so a linear layer over the trunk's channels averaged over
+    the board adds one pass logit: cheap, size independent, and it can learn that passing is
+    right when the board is settled.
+    """
+
+    def __init__(self, config: NetConfig):
+        super().__init__(config)
+        self.trunk = ConvStack(config.in_planes, config.filters, config.blocks)
+        self.points = PointLogits(config.filters, config.board_size)
+        self.pass_logit = nn.Linear(config.filters, 1)
+        _init_weights(self)
+        _init_output(self.points.conv)
+        _init_output(self.pass_logit)
+
+    def forward(self, planes: torch.Tensor) -> torch.Tensor:
+        """Move logits (B, N*N+1) for planes (B, C, N, N)."""
+        self.check_planes(planes)
+        x = self.trunk(planes)  # (B, F, N, N)
+        pooled = x.mean(dim=(2, 3))  # (B, F)
+        return torch.cat([self.points(x), self.pass_logit(pooled)], dim=1)  # (B, N*N+1)
+
+
+class ValueNet(GoNet):
+    """AlphaGo's value network: the policy trunk, conv1x1 to one plane, FC-ReLU-FC-tanh.
+
+    The one-plane conv stays linear: with no BN in this trunk, a ReLU there can start (or end
+    up) dead on every point at once, and then the net never learns.
+    """
+
+    def __init__(self, config: NetConfig):
+        super().__init__(config)
+        points = config.board_size * config.board_size
+        self.trunk = ConvStack(config.in_planes, config.filters, config.blocks)
+        self.to_plane = _conv(config.filters, 1, 1)
+        self.fc1 = nn.Linear(points, config.value_hidden)
+        self.fc2 = nn.Linear(config.value_hidden, 1)
+        _init_weights(self)
+        _init_output(self.fc2)
+
+    def forward(self, planes: torch.Tensor) -> torch.Tensor:
+        """Value (B,) in [-1, 1] for the side to move, for planes (B, C, N, N)."""
+        self.check_planes(planes)
+        x = self.to_plane(self.trunk(planes))  # (B, 1, N, N)
+        x = F.relu(self.fc1(x.flatten(1)))  # (B, value_hidden)
+        return torch.tanh(self.fc2(x)).squeeze(-1)  # (B,)
+
+
+class RolloutPolicy(GoNet):
+    """AlphaGo's fast rollout policy: a linear softmax over each point's 3x3 neighbourhood.
+
+    One 3x3 conv straight from the input planes (plus a per-point bias), so a point's logit is
+    linear in the planes around it: batched, about 1/70 of the small policy net's cost. The
+    paper's version is linear in one-hot pattern features (whole 3x3 patterns looked up in a
+    table); an encoder emitting such features can feed this same module. The pass logit is
+    linear in the board-averaged planes. Ignores blocks, filters and value_hidden.
+    """
+
+    def __init__(self, config: NetConfig):
+        super().__init__(config)
+        self.points = PointLogits(config.in_planes, config.board_size, kernel=3)
+        self.pass_logit = nn.Linear(config.in_planes, 1)
+        _init_output(self.points.conv)
+        _init_output(self.pass_logit)
+
+    def forward(self, planes: torch.Tensor) -> torch.Tensor:
+        """Move logits (B, N*N+1) for planes (B, C, N, N)."""
+        self.check_planes(planes)
+        pooled = planes.mean(dim=(2, 3))  # (B, C)
+        return torch.cat([self.points(planes), self.pass_logit(pooled)], dim=1)  # (B, N*N+1)
+
+
+NET_CLASSES: dict[str, type[GoNet]] = {
+    "dual": DualNet, "policy": PolicyNet, "value": ValueNet, "rollout": RolloutPolicy,
+}
+
+
+def build_net(config: NetConfig | Mapping[str, Any]) -> GoNet:
+    """A freshly initialised net of `config.family`; a dict (from JSON) is read as a NetConfig."""
+    if not isinstance(config, NetConfig):
+        config = NetConfig.from_dict(config)
+    return NET_CLASSES[config.family](config)

@@ -1,0 +1,288 @@
+"""Games between two players and the games of a match, scored by Tromp-Taylor area.
+
+`play_game` is the loop every match, self-play run and demo uses: alternate `select_move`,
+refuse nothing silently. A player loses the game, with the reason recorded, when it plays an
+illegal move, resigns (returns `RESIGN`), raises, or (an external engine) times out or dies.
+
+Agents may implement two optional hooks, which `play_game` calls on each side's own object:
+``start_game(size, komi, color)`` before the first move and ``observe(color, move)`` after every
+move of either side. `GtpAgent` uses them to mirror the game into an external GTP engine.
+
+`play_match_game` plays game `index` of a match between players A and B (A is black in even
+games: colours alternate) and asks an external engine for its own count of a finished game;
+`MatchGame` becomes an SGF record and a results row (the Parquet schema is storage/matches.py's).
+
+    reason        result       how the game ended
+    two-passes    B+3.5, 0     both passed: counted by Tromp-Taylor area
+    move-cap      W+0.5        the move cap: counted as it stands
+    resign        W+R          a player returned RESIGN (or an engine said ``resign``)
+    illegal-move  W+F          forfeit: the move is refused by our rules (detail says why)
+    timeout       W+T          an engine did not answer within its timeout
+    crash         W+F          an engine died (exit code and stderr in the detail)
+    error         W+F          an agent raised (or an engine refused a command)
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gocore.play.gtp_client import GtpClient, GtpEngineDied, GtpTimeout, parse_score
+from gocore.rules.board import IllegalMove, Position
+from gocore.rules.sgf import GameRecord
+from gocore.search.agents import RESIGN, Agent
+
+RULES = "Chinese"  # area scoring, positional superko: what we play and write as SGF RU
+DETAIL_CHARS = 500  # a failure's detail (engine stderr, tracebacks' last line) is cut here
+_RESULT_CODE = {"resign": "R", "timeout": "T"}  # every other forfeit is "F"
+
+
+@dataclass(frozen=True)
+class GameResult:
+    """How a game went: moves (colour, move), final position, winner and the reason it ended."""
+
+    moves: list[tuple[int, int]]
+    final: Position
+    winner: int  # +1 black, -1 white, 0 jigo
+    result: str  # SGF RE text: "B+3.5", "0", "W+R", "B+F", "W+T"
+    reason: str  # see the module docstring: two-passes, move-cap, resign, illegal-move, ...
+    detail: str = ""  # what went wrong, for a game lost without counting
+
+    @property
+    def is_counted(self) -> bool:
+        """True if the result is the Tromp-Taylor count (two passes or the move cap)."""
+        return self.reason in ("two-passes", "move-cap")
+
+
+class _Forfeit(Exception):
+    """The player of `color` lost the game without counting."""
+
+    def __init__(self, color: int, reason: str, detail: str = ""):
+        super().__init__(detail)
+        self.color, self.reason, self.detail = color, reason, detail[:DETAIL_CHARS]
+
+
+def _forfeit_for(error: Exception, color: int) -> _Forfeit:
+    """Name a player's failure: an engine's timeout or death, else an error."""
+    reason = "timeout" if isinstance(error, GtpTimeout) else "crash" if isinstance(error, GtpEngineDied) else "error"
+    return _Forfeit(color, reason, f"{type(error).__name__}: {error}")
+
+
+def _call(agent: Any, color: int, method: str, *args: Any) -> Any:
+    """`agent.method(*args)`; any exception becomes a forfeit of `color` (the match goes on)."""
+    try:
+        return getattr(agent, method)(*args)
+    except Exception as error:  # a player's failure loses its game, never the whole match
+        raise _forfeit_for(error, color) from error
+
+
+def _next_position(position: Position, color: int, move: Any) -> tuple[Position, int]:
+    """(position after `move`, the move as an int); a resignation or illegal move is a forfeit."""
+    try:
+        move = int(move)  # numpy integers are moves too
+    except (TypeError, ValueError):
+        raise _Forfeit(color, "illegal-move", f"{move!r} is not a move") from None
+    if move == RESIGN:
+        raise _Forfeit(color, "resign")
+    try:
+        return position.play(move), move
+    except IllegalMove as error:
+        raise _Forfeit(color, "illegal-move", str(error)) from None
+
+
+def play_game(black: Agent, white: Agent, size: int = 9, komi: float = 7.5,
+              max_moves: int | None = None,
+              on_move: Callable[[Position, int], None] | None = None) -> GameResult:
+    """Play one game (one agent object per side); `on_move(position_after, move)` after every move."""
+    position = Position.initial(size, komi)
+    cap = 3 * size * size if max_moves is None else max_moves
+    players = {1: black, -1: white}
+    moves: list[tuple[int, int]] = []
+    try:
+        for color, agent in players.items():
+            if hasattr(agent, "start_game"):
+                _call(agent, color, "start_game", size, komi, color)
+        while not position.is_game_over() and len(moves) < cap:
+            color = position.to_play
+            chosen = _call(players[color], color, "select_move", position)
+            position, move = _next_position(position, color, chosen)
+            moves.append((color, move))
+            for observer, agent in players.items():
+                if hasattr(agent, "observe"):
+                    _call(agent, observer, "observe", color, move)
+            if on_move is not None:
+                on_move(position, move)
+    except _Forfeit as forfeit:
+        winner = -forfeit.color
+        result = f"{'B' if winner == 1 else 'W'}+{_RESULT_CODE.get(forfeit.reason, 'F')}"
+        return GameResult(moves, position, winner, result, forfeit.reason, forfeit.detail)
+    score = position.score()
+    winner = 1 if score > 0 else -1 if score < 0 else 0
+    reason = "two-passes" if position.is_game_over() else "move-cap"
+    return GameResult(moves, position, winner, position.result(), reason)
+
+
+class GtpAgent:
+    """An external GTP engine as a player: each game is mirrored into it, a dead engine restarted.
+
+    `start_game` sends boardsize, clear_board and komi (starting the engine if it is not running),
+    `observe` plays the opponent's moves on the engine's board, `select_move` is ``genmove``
+    (its ``resign`` is `RESIGN`). `timeout` (seconds) bounds every command.
+    """
+
+    def __init__(self, command: list[str], name: str | None = None, timeout: float = 30.0):
+        if isinstance(command, str) or not command:
+            raise ValueError("the engine command must be a non-empty list of arguments")
+        self.command, self.timeout = [str(part) for part in command], timeout
+        self.name = name or Path(self.command[0]).name
+        self.starts = 0  # engine processes started: 1, plus one per restart after a crash
+        self._client: GtpClient | None = None
+        self._size, self._color = 0, 0
+
+    def start_game(self, size: int, komi: float, color: int) -> None:
+        """Set up a new game in which the engine plays `color`."""
+        if self._client is None or not self._client.is_running():
+            self.close()
+            self._client = GtpClient(self.command, timeout=self.timeout, name=self.name)
+            self.starts += 1
+        self._size, self._color = size, color
+        self._client.send_many([f"boardsize {size}", "clear_board", f"komi {komi:g}"])
+
+    def observe(self, color: int, move: int) -> None:
+        """Mirror the opponent's move (the engine already played its own in `genmove`)."""
+        if color != self._color:
+            self._engine().play(color, move, self._size)
+
+    def select_move(self, position: Position) -> int:
+        """The engine's ``genmove`` for the side to move; RESIGN if it resigns."""
+        move = self._engine().genmove(position.to_play, position.size)
+        return RESIGN if move is None else move
+
+    def final_score(self) -> str:
+        """The engine's own result of the game on its board, e.g. ``"B+3.5"``."""
+        return self._engine().final_score()
+
+    def close(self) -> None:
+        """Stop the engine (a later `start_game` starts a new one)."""
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+
+    def _engine(self) -> GtpClient:
+        if self._client is None:
+            raise RuntimeError(f"{self.name}: no game started (play it through play_game)")
+        return self._client
+
+    def __enter__(self) -> GtpAgent:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    """Rules and limits shared by every game of a match."""
+
+    size: int = 9
+    """Board size N."""
+    komi: float = 7.5
+    """Komi for white (area scoring)."""
+    max_moves: int | None = None
+    """Moves before a game is counted as it stands; default 3*N*N."""
+    seed: int = 0
+    """Base seed; game i's players are seeded from (seed, i) so a resumed match replays nothing."""
+
+
+def player_a_color(index: int) -> int:
+    """Player A's colour in game `index`: black (+1) in even games, white (-1) in odd ones."""
+    return 1 if index % 2 == 0 else -1
+
+
+@dataclass(frozen=True)
+class MatchGame:
+    """Game `index` of a match: who played which colour, how it went, an engine's own count."""
+
+    index: int
+    black: str  # label of the player with black
+    white: str
+    a_color: int  # +1 if player A had black
+    game: GameResult
+    seconds: float
+    external_score: str | None = None  # an external engine's final_score, for two-pass games
+    disagreement: bool | None = None  # True if that score differs from ours; None if not asked
+
+    @property
+    def a_score(self) -> float:
+        """Player A's points from this game: 1 win, 0.5 jigo, 0 loss."""
+        return 0.5 if self.game.winner == 0 else float(self.game.winner == self.a_color)
+
+    def record(self, rules: str = RULES) -> GameRecord:
+        """The game as an SGF record: result, komi, rules, player names; the failure as a comment."""
+        final, comments = self.game.final, {}
+        if self.game.detail and self.game.moves:  # SGF comments sit on moves: the last one played
+            comments[len(self.game.moves) - 1] = f"{self.game.reason}: {self.game.detail}"
+        return GameRecord(size=final.size, komi=final.komi, rules=rules, moves=list(self.game.moves),
+                          winner=self.game.winner, result=self.game.result, player_black=self.black,
+                          player_white=self.white, comments=comments)
+
+    def row(self) -> dict[str, Any]:
+        """The game as one row of a match's results table (storage.matches.RESULTS_SCHEMA)."""
+        return {"game": self.index, "black": self.black, "white": self.white, "a_color": self.a_color,
+                "winner": self.game.winner, "a_score": self.a_score, "result": self.game.result,
+                "moves": len(self.game.moves), "reason": self.game.reason, "detail": self.game.detail,
+                "score": self.game.final.score(), "seconds": self.seconds,
+                "external_score": self.external_score, "disagreement": self.disagreement}
+
+
+def external_count(game: GameResult, players: Iterable[Any]) -> tuple[str | None, bool | None]:
+    """(an external engine's final_score, whether its score differs from ours) for a two-pass game.
+
+    Only games both sides passed out are compared: after a resignation, forfeit or the move cap
+    an engine's count is an estimate of an unfinished game. The first engine among `players`
+    (black's, if both are engines) is asked; (None, None) without one.
+    """
+    if game.reason != "two-passes":
+        return None, None
+    for agent in players:
+        if hasattr(agent, "final_score"):
+            try:
+                theirs = str(agent.final_score())
+            except Exception:  # a failing referee costs the comparison, not the game
+                return None, None
+            try:
+                return theirs, parse_score(theirs) != game.final.score()
+            except ValueError:  # an unreadable count is kept for people, not compared
+                return theirs, None
+    return None, None
+
+
+def play_match_game(index: int, player_a: Agent, player_b: Agent, config: MatchConfig,
+                    names: tuple[str, str] | None = None,
+                    on_move: Callable[[Position, int], None] | None = None) -> MatchGame:
+    """Play game `index` of a match (A is black when `index` is even); `names` label A and B."""
+    label_a, label_b = names or (player_a.name, player_b.name)
+    a_color = player_a_color(index)
+    black, white = (player_a, player_b) if a_color == 1 else (player_b, player_a)
+    black_name, white_name = (label_a, label_b) if a_color == 1 else (label_b, label_a)
+    start = time.perf_counter()
+    game = play_game(black, white, config.size, config.komi, config.max_moves, on_move)
+    seconds = time.perf_counter() - start
+    external, disagreement = external_count(game, (black, white))
+    return MatchGame(index, black_name, white_name, a_color, game, seconds, external, disagreement)
+
+
+def play_match(make_a: Callable[[int], Agent], make_b: Callable[[int], Agent], indices: Iterable[int],
+               config: MatchConfig, names: tuple[str, str]) -> Iterator[MatchGame]:
+    """Play the games `indices`, yielding each as it ends; `make_x(seed)` gives a player per game."""
+    for index in indices:
+        seed_a, seed_b = game_seeds(config.seed, index)
+        yield play_match_game(index, make_a(seed_a), make_b(seed_b), config, names)
+
+
+def game_seeds(seed: int, index: int) -> tuple[int, int]:
+    """Seeds of players A and B in game `index`: fixed by the match seed and the index alone."""
+    return (seed * 1_000_003 + 2 * index) % 2**32, (seed * 1_000_003 + 2 * index + 1) % 2**32

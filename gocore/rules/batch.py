@@ -1,0 +1,167 @@
+"""Batch kernels for the two hot paths: replaying a whole game, and random playouts.
+
+Both run entirely inside numba on the flat state of `gocore.rules.kernels`, so a game or a playout
+costs one Python call. `board.replay_moves` and `board.random_playouts` are the public wrappers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gocore.rules.kernels import (
+    BLACK,
+    BORDER,
+    EMPTY,
+    HASH_H,
+    LEGAL,
+    PASSES_H,
+    SUPERKO,
+    TO_PLAY_H,
+    WHITE,
+    area_score,
+    legal_code,
+    place,
+    play_pass,
+    stones_of,
+    to_padded,
+)
+
+
+@njit(cache=True)
+def replay(state0, n, moves, colors, zobrist, stones_out, color_out):
+    """Replay `moves` (unpadded, n*n = pass) from state0, positional superko enforced.
+
+    colors[i] is +1 (black) or -1 (white); anything else means "the side to move". Fills
+    stones_out (T+1, n, n) int8 with the board before each move and after the last, and
+    color_out (T,) int8 with the mover (+1 black, -1 white). Returns (-1, LEGAL) or (index of
+    the first illegal move, its code).
+    """
+    width = n + 2
+    points = width * width
+    hdr = 5 * points
+    state = state0.copy()
+    seen = np.empty(moves.shape[0] + 1, dtype=np.int64)
+    seen[0] = state[hdr + HASH_H]
+    n_seen = 1
+    for i in range(moves.shape[0]):
+        stones_of(state, n, stones_out[i])
+        sign = colors[i]
+        color = BLACK if sign == 1 else WHITE if sign == -1 else state[hdr + TO_PLAY_H]
+        color_out[i] = 1 if color == 1 else -1
+        move = moves[i]
+        if move == n * n:
+            play_pass(state, points, color)
+            continue
+        p = to_padded(move, n)
+        code = legal_code(state, width, points, p, color)
+        if code != LEGAL:
+            return i, code
+        place(state, width, points, p, color, zobrist, state[:0], -1)
+        h = state[hdr + HASH_H]
+        for j in range(n_seen):
+            if seen[j] == h:
+                return i, SUPERKO
+        seen[n_seen] = h
+        n_seen += 1
+    stones_of(state, n, stones_out[moves.shape[0]])
+    return -1, LEGAL
+
+
+@njit(cache=True, inline="always")
+def _xorshift(x):
+    x ^= x >> np.uint64(12)
+    x ^= x << np.uint64(25)
+    x ^= x >> np.uint64(27)
+    return x
+
+
+@njit(cache=True)
+def is_eye(state, width, p, color):
+    """True if p is an empty point the `color` side should never fill (a one-point eye)."""
+    for q in (p - 1, p + 1, p - width, p + width):
+        if state[q] != color and state[q] != BORDER:
+            return False
+    opp = 3 - color
+    bad = 0
+    edge = 0
+    for q in (p - width - 1, p - width + 1, p + width - 1, p + width + 1):
+        if state[q] == BORDER:
+            edge = 1
+        elif state[q] == opp:
+            bad += 1
+    return bad + edge < 2
+
+
+@njit(cache=True)
+def playouts(state0, n, count, max_moves, seed, zobrist):
+    """Play `count` uniform random games from state0; returns their Tromp-Taylor area scores.
+
+    Each move is uniform over the mover's legal points that are not its own eye (rejection
+    sampling without replacement over the empty points); no legal move means pass; a playout
+    ends at two consecutive passes or `max_moves`. Simple ko only, as usual for rollouts.
+    """
+    width = n + 2
+    points = width * width
+    hdr = 5 * points
+    scores = np.empty(count, dtype=np.int64)
+    state = np.empty_like(state0)
+    empties = np.empty(points, dtype=np.int64)
+    where = np.empty(points, dtype=np.int64)
+    freed = np.empty(points, dtype=np.int64)
+    rng = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x2545F4914F6CDD1D)
+    for g in range(count):
+        state[:] = state0
+        k = 0
+        for p in range(points):
+            if state[p] == EMPTY:
+                empties[k] = p
+                where[p] = k
+                k += 1
+        color = state[hdr + TO_PLAY_H]
+        passes = state[hdr + PASSES_H]
+        moves = 0
+        while moves < max_moves and passes < 2:
+            m = k
+            chosen = -1
+            while m > 0:
+                rng = _xorshift(rng)
+                i = np.int64((rng >> np.uint64(16)) % np.uint64(m))
+                p = empties[i]
+                if not is_eye(state, width, p, color) and legal_code(state, width, points, p, color) == LEGAL:
+                    chosen = p
+                    break
+                m -= 1
+                q = empties[m]
+                empties[i], empties[m] = q, p
+                where[q], where[p] = i, m
+            if chosen < 0:
+                play_pass(state, points, color)
+                passes += 1
+            else:
+                i = where[chosen]
+                last = empties[k - 1]
+                empties[i] = last
+                where[last] = i
+                k -= 1
+                _, n_freed = place(state, width, points, chosen, color, zobrist, freed, 0)
+                for j in range(n_freed):
+                    empties[k] = freed[j]
+                    where[freed[j]] = k
+                    k += 1
+                passes = 0
+            color = 3 - color
+            moves += 1
+        scores[g] = area_score(state, n)
+    return scores
+
+
+@njit(cache=True)
+def eye_mask(state, n, color):
+    """bool[n*n+1]: points that are one-point eyes of `color` (pass is False)."""
+    width = n + 2
+    mask = np.zeros(n * n + 1, dtype=np.bool_)
+    for move in range(n * n):
+        p = to_padded(move, n)
+        mask[move] = state[p] == EMPTY and is_eye(state, width, p, color)
+    return mask

@@ -1,0 +1,253 @@
+"""Go positions: an immutable `Position` value over the numba kernels of `gocore.rules.kernels`.
+
+Rules: stones are captured when their chain has no liberty (several chains at once), suicide is
+illegal, positional superko is enforced with Zobrist hashes of the whole game, and the game is
+over after two consecutive passes. Scoring is Tromp-Taylor area: stones plus empty regions that
+reach only one colour, black minus white minus komi.
+
+Colours are +1 (black) and -1 (white). Moves are ints (see `gocore.rules.coords`).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from gocore.errors import GozeroError
+from gocore.rules import batch, kernels
+from gocore.rules.coords import to_gtp
+
+MIN_SIZE, MAX_SIZE = 5, 19
+HISTORY_LENGTH = 7  # earlier boards kept for feature planes (AlphaGo Zero uses t-1 .. t-7)
+ASCII_STONES = {"X": 1, "O": -1, ".": 0, "+": 0}
+
+
+class IllegalMove(GozeroError, ValueError):
+    """A move the rules refuse; `reason` is occupied, suicide, ko, superko or off-board."""
+
+    def __init__(self, move: int, size: int, reason: str, detail: str = ""):
+        self.move, self.size, self.reason = move, size, reason
+        where = to_gtp(move, size) if 0 <= move <= size * size else str(move)
+        super().__init__(f"illegal move {where}: {reason}{detail}")
+
+
+@lru_cache(maxsize=None)
+def zobrist_table(size: int) -> np.ndarray:
+    """Fixed random 64-bit keys, (3, padded points) int64: row 1 black, row 2 white."""
+    rng = np.random.default_rng(0x5EED + size)
+    table = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, size=(3, (size + 2) ** 2), dtype=np.int64)
+    table[0] = 0
+    table.flags.writeable = False
+    return table
+
+
+def _code(color: int) -> int:
+    if color not in (1, -1):
+        raise ValueError(f"colour must be +1 (black) or -1 (white), not {color!r}")
+    return kernels.BLACK if color == 1 else kernels.WHITE
+
+
+def _check_size(size: int) -> None:
+    if not MIN_SIZE <= size <= MAX_SIZE:
+        raise ValueError(f"board size {size} is not supported (sizes {MIN_SIZE}..{MAX_SIZE})")
+
+
+class Position:
+    """A board, the side to move, komi, ko point and the game's history. Never mutated."""
+
+    __slots__ = ("size", "komi", "_state", "_seen", "history", "last_move", "_stones")
+
+    def __init__(self, size: int, komi: float, state: np.ndarray, seen: np.ndarray,
+                 history: tuple[np.ndarray, ...], last_move: int | None):
+        self.size, self.komi = size, float(komi)
+        self._state, self._seen = state, seen  # seen: sorted board hashes of the game so far
+        self.history = history  # earlier boards, most recent first, at most HISTORY_LENGTH
+        self.last_move = last_move
+        self._stones: np.ndarray | None = None
+        state.flags.writeable = False
+
+    @classmethod
+    def initial(cls, size: int = 9, komi: float = 7.5) -> Position:
+        """The empty board, black to play."""
+        _check_size(size)
+        state = kernels.new_state(size)
+        return cls(size, komi, state, np.zeros(1, dtype=np.int64), (), None)
+
+    @classmethod
+    def from_setup(cls, size: int, black: list[int], white: list[int], to_play: int = 1,
+                   komi: float = 7.5) -> Position:
+        """A position with setup stones (handicap, AB/AW); raises ValueError on a conflict."""
+        _check_size(size)
+        state = kernels.new_state(size)
+        table = zobrist_table(size)
+        for moves, color in ((black, kernels.BLACK), (white, kernels.WHITE)):
+            for move in moves:
+                if not 0 <= move < size * size:
+                    raise ValueError(f"setup stone {move} is off a {size}x{size} board")
+                if state[kernels.to_padded(move, size)] != kernels.EMPTY:
+                    raise ValueError(f"setup stones overlap at {to_gtp(move, size)}")
+                kernels.add_setup_stone(state, size, move, color, table)
+        if kernels.has_dead_chain(state, size):
+            raise ValueError("setup leaves a chain with no liberty")
+        state[5 * (size + 2) ** 2 + kernels.TO_PLAY_H] = _code(to_play)
+        seen = np.array([state[5 * (size + 2) ** 2 + kernels.HASH_H]], dtype=np.int64)
+        return cls(size, komi, state, seen, (), None)
+
+    @classmethod
+    def from_ascii(cls, diagram: str, to_play: int = 1, komi: float = 7.5) -> Position:
+        """Position from rows of ``X`` (black), ``O`` (white), ``.`` (empty); spaces ignored."""
+        rows = [line.replace(" ", "") for line in diagram.strip().splitlines() if line.strip()]
+        size = len(rows)
+        if any(len(row) != size for row in rows):
+            raise ValueError(f"an ASCII board must be square; got rows of {[len(r) for r in rows]}")
+        black, white = [], []
+        for r, row in enumerate(rows):
+            for c, ch in enumerate(row):
+                if ch not in ASCII_STONES:
+                    raise ValueError(f"unknown board character {ch!r} (use X, O, .)")
+                (black if ASCII_STONES[ch] == 1 else white if ASCII_STONES[ch] == -1 else []).append(r * size + c)
+        return cls.from_setup(size, black, white, to_play, komi)
+
+    def _header(self, field: int) -> int:
+        return int(self._state[5 * (self.size + 2) ** 2 + field])
+
+    @property
+    def stones(self) -> np.ndarray:
+        """(N, N) int8: +1 black, -1 white, 0 empty; read-only."""
+        if self._stones is None:
+            stones = np.empty((self.size, self.size), dtype=np.int8)
+            kernels.stones_of(self._state, self.size, stones)
+            stones.flags.writeable = False
+            self._stones = stones
+        return self._stones
+
+    @property
+    def to_play(self) -> int:
+        """+1 if black is to move, -1 if white."""
+        return 1 if self._header(kernels.TO_PLAY_H) == kernels.BLACK else -1
+
+    @property
+    def ko(self) -> int | None:
+        """The point the side to move may not retake this turn (simple ko), or None."""
+        ko = self._header(kernels.KO_H)
+        return None if ko < 0 else int(kernels.from_padded(ko, self.size))
+
+    @property
+    def passes(self) -> int:
+        """Consecutive passes that ended the move sequence so far."""
+        return self._header(kernels.PASSES_H)
+
+    @property
+    def move_number(self) -> int:
+        """Moves played since the initial or setup position (passes count)."""
+        return self._header(kernels.MOVES_H)
+
+    @property
+    def zobrist_hash(self) -> int:
+        """64-bit hash of the stones (not of the side to move)."""
+        return self._header(kernels.HASH_H)
+
+    def play(self, move: int, color: int | None = None) -> Position:
+        """The position after `move` by `color` (default: the side to move); raises IllegalMove."""
+        size = self.size
+        if not 0 <= move <= size * size:
+            raise IllegalMove(move, size, "off-board")
+        mover = self.to_play if color is None else color
+        code, state, seen = kernels.play_copy(self._state, size, move, _code(mover), zobrist_table(size), self._seen)
+        if code != kernels.LEGAL:
+            raise IllegalMove(move, size, kernels.REASONS[code])
+        history = (self.stones,) + self.history[: HISTORY_LENGTH - 1]
+        return Position(size, self.komi, state, seen, history, move)
+
+    def is_legal(self, move: int, color: int | None = None) -> bool:
+        """True if `move` may be played now by `color` (default: the side to move)."""
+        if not 0 <= move <= self.size * self.size:
+            return False
+        mover = self.to_play if color is None else color
+        code = kernels.full_code(self._state, self.size, move, _code(mover), zobrist_table(self.size), self._seen)
+        return code == kernels.LEGAL
+
+    def legal_moves(self, color: int | None = None) -> np.ndarray:
+        """bool[N*N+1], True where a move is legal for `color` (default: side to move); pass is."""
+        mover = self.to_play if color is None else color
+        return kernels.legal_mask(self._state, self.size, _code(mover), zobrist_table(self.size), self._seen)
+
+    def score(self) -> float:
+        """Tromp-Taylor area score: black minus white minus komi (positive: black ahead)."""
+        return float(kernels.area_score(self._state, self.size)) - self.komi
+
+    def result(self) -> str:
+        """The score as an SGF result: ``"B+3.5"``, ``"W+0.5"`` or ``"0"`` (jigo)."""
+        return result_text(self.score())
+
+    def is_game_over(self) -> bool:
+        """True after two consecutive passes."""
+        return self.passes >= 2
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, Position) and self.size == other.size
+                and self.to_play == other.to_play and self.ko == other.ko
+                and np.array_equal(self.stones, other.stones))
+
+    def __hash__(self) -> int:
+        return hash((self.size, self.zobrist_hash, self.to_play, self.ko))
+
+    def to_ascii(self) -> str:
+        """The board as rows of X, O and ``.``: the inverse of `from_ascii`."""
+        chars = {1: "X", -1: "O", 0: "."}
+        return "\n".join(" ".join(chars[int(v)] for v in row) for row in self.stones)
+
+    def __repr__(self) -> str:
+        side = "black" if self.to_play == 1 else "white"
+        return f"Position({self.size}x{self.size}, {side} to play, komi {self.komi:g})\n{self.to_ascii()}"
+
+
+def result_text(score: float) -> str:
+    """SGF result text for a score from black's side: ``"B+3.5"``, ``"W+2"``, ``"0"``."""
+    if score == 0:
+        return "0"
+    return f"{'B' if score > 0 else 'W'}+{abs(score):g}"
+
+
+def replay_moves(start: Position, moves: np.ndarray | list[int],
+                 colors: np.ndarray | list[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Replay a whole move list in one kernel call.
+
+    Returns (stones (T+1, N, N) int8: the board before each move and after the last,
+    movers (T,) int8: +1 black / -1 white). `colors` gives each move's colour (+1/-1, 0 = side to
+    move). Positional superko is checked against this replay only. Raises IllegalMove with the
+    index of the first illegal move in its message and as `.index`.
+    """
+    size = start.size
+    moves_arr = np.asarray(moves, dtype=np.int64)
+    if moves_arr.size and (moves_arr.min() < 0 or moves_arr.max() > size * size):
+        bad = int(np.flatnonzero((moves_arr < 0) | (moves_arr > size * size))[0])
+        error = IllegalMove(int(moves_arr[bad]), size, "off-board", f" (move {bad + 1})")
+        error.index = bad
+        raise error
+    signs = np.zeros(len(moves_arr), np.int64) if colors is None else np.asarray(colors, dtype=np.int64)
+    stones = np.empty((len(moves_arr) + 1, size, size), dtype=np.int8)
+    movers = np.empty(len(moves_arr), dtype=np.int8)
+    index, code = batch.replay(start._state, size, moves_arr, signs, zobrist_table(size), stones, movers)
+    if index >= 0:
+        error = IllegalMove(int(moves_arr[index]), size, kernels.REASONS[code], f" (move {index + 1})")
+        error.index = int(index)
+        raise error
+    return stones, movers
+
+
+def own_eye_mask(position: Position, color: int | None = None) -> np.ndarray:
+    """bool[N*N+1]: one-point eyes of `color` (default: side to move) that it should not fill."""
+    mover = position.to_play if color is None else color
+    return batch.eye_mask(position._state, position.size, _code(mover))
+
+
+def random_playouts(start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:
+    """Tromp-Taylor scores (black - white - komi), float64 (count,), of uniform random playouts.
+
+    Movers never fill their own one-point eyes; simple ko only. `max_moves` defaults to 3*N*N.
+    """
+    cap = 3 * start.size * start.size if max_moves is None else max_moves
+    scores = batch.playouts(start._state, start.size, count, cap, seed, zobrist_table(start.size))
+    return scores.astype(np.float64) - start.komi

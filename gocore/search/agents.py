@@ -1,0 +1,214 @@
+"""Players: anything with ``select_move(position) -> move``.
+
+Baselines: `RandomAgent` (uniform over legal moves that do not fill its own eye) and `UCTAgent`
+(UCT with random-rollout leaf values, the classic Monte Carlo player). Network players:
+`PolicyAgent` (the policy net's move, no search), `AlphaZeroAgent` (PUCT search on one net, the
+2017 player) and `AlphaGoAgent` (the same search with AlphaGo 2016's leaf value, policy net priors
+and value net + rollouts). The search itself lives in `gocore.search.mcts`; networks are reached only
+through a `gocore.nn.inference.Evaluator`.
+
+A player resigns by returning `RESIGN` (-1) from `select_move`; `gocore.play.match.play_game` scores
+that as a loss for the side to move.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+from gocore.rules.board import Position, own_eye_mask, random_playouts
+from gocore.search import mcts
+
+if TYPE_CHECKING:
+    from gocore.nn.inference import Evaluator
+
+RESIGN = -1  # what select_move returns to resign (a move is otherwise 0..N*N)
+
+
+class Agent(Protocol):
+    """A Go player."""
+
+    name: str
+
+    def select_move(self, position: Position) -> int:
+        """The move to play in `position` (pass = N*N)."""
+        ...
+
+
+def sensible_moves(position: Position) -> np.ndarray:
+    """Legal board moves that do not fill the mover's own one-point eye (int array)."""
+    mask = position.legal_moves() & ~own_eye_mask(position)
+    return np.flatnonzero(mask[:-1])
+
+
+class RandomAgent:
+    """Uniformly random among sensible moves; passes when there is none."""
+
+    def __init__(self, seed: int | None = None):
+        self.name = "random"
+        self._rng = np.random.default_rng(seed)
+
+    def select_move(self, position: Position) -> int:
+        moves = sensible_moves(position)
+        return int(self._rng.choice(moves)) if len(moves) else position.size ** 2
+
+
+@dataclass(eq=False)
+class _Node:
+    """A search node; `wins` counts from the view of the player who moved into it."""
+
+    position: Position
+    untried: list[int]
+    parent: _Node | None = None
+    move: int = -1
+    visits: int = 0
+    wins: float = 0.0
+    children: list[_Node] = field(default_factory=list)
+
+
+class UCTAgent:
+    """UCT (UCB1 tree policy) with one uniform random playout per new leaf."""
+
+    def __init__(self, simulations: int = 800, exploration: float = 1.0, seed: int | None = None):
+        self.name = f"uct-{simulations}"
+        self.simulations, self.exploration = simulations, exploration
+        self._rng = np.random.default_rng(seed)
+
+    def select_move(self, position: Position) -> int:
+        if len(sensible_moves(position)) == 0:
+            return position.size ** 2
+        root = self._new_node(position, None, -1)
+        for _ in range(self.simulations):
+            node = self._descend(root)
+            black_wins = self._rollout(node.position)
+            self._backup(node, black_wins)
+        best = max(root.children, key=lambda child: child.visits)
+        return best.move
+
+    def _new_node(self, position: Position, parent: _Node | None, move: int) -> _Node:
+        untried = [int(m) for m in sensible_moves(position)]
+        self._rng.shuffle(untried)
+        if not untried and not position.is_game_over():
+            untried = [position.size ** 2]  # nothing sensible left: the only move is pass
+        return _Node(position, untried, parent, move)
+
+    def _descend(self, node: _Node) -> _Node:
+        """Follow UCB1 to a node with untried moves, expand one, return the new leaf."""
+        while not node.untried and node.children:
+            log_n = math.log(node.visits)
+            node = max(node.children, key=lambda c: c.wins / c.visits
+                       + self.exploration * math.sqrt(log_n / c.visits))
+        if node.untried:
+            move = node.untried.pop()
+            child = self._new_node(node.position.play(move), node, move)
+            node.children.append(child)
+            node = child
+        return node
+
+    def _rollout(self, position: Position) -> float:
+        """1.0 if black wins a random playout from `position`, 0.0 if white, 0.5 for jigo."""
+        score = random_playouts(position, 1, seed=int(self._rng.integers(1 << 62)))[0]
+        return 1.0 if score > 0 else 0.0 if score < 0 else 0.5
+
+    @staticmethod
+    def _backup(node: _Node | None, black_wins: float) -> None:
+        while node is not None:
+            node.visits += 1
+            mover = -node.position.to_play  # the player who moved into this node
+            node.wins += black_wins if mover == 1 else 1.0 - black_wins
+            node = node.parent
+
+
+class PolicyAgent:
+    """The policy net alone: its most probable legal move (greedy) or a sample from it."""
+
+    def __init__(self, evaluator: Evaluator, greedy: bool = True, seed: int | None = None):
+        self.name = "policy-greedy" if greedy else "policy-sample"
+        self.evaluator, self.greedy = evaluator, greedy
+        self._rng = np.random.default_rng(seed)
+
+    def select_move(self, position: Position) -> int:
+        priors, _ = self.evaluator.evaluate([position])  # (1, N*N+1), zero on illegal moves
+        if self.greedy:
+            return int(priors[0].argmax())
+        return int(self._rng.choice(len(priors[0]), p=priors[0] / priors[0].sum()))
+
+
+class AlphaZeroAgent:
+    """AlphaGo Zero's player: PUCT search on one net, the most visited move, tree reuse.
+
+    Follows its config (the `MATCH` preset: no noise, tau -> 0, resigns below -0.9 twice in a
+    row). Between calls it keeps the subtree of its own move and, when the position it is asked
+    about is that node or one of its children (matched by the opponent's last move and checked
+    board, side, ko, history and move number), searches on from there.
+    """
+
+    kind = "alphazero"
+
+    def __init__(self, evaluator: Evaluator, config: mcts.MCTSConfig = mcts.MATCH, seed: int | None = None):
+        self.name = f"{self.kind}-{config.simulations}"
+        self.evaluator, self.config = evaluator, config
+        self._seed = seed
+        self._search: mcts.BatchedSearch | None = None
+        self._root_values: dict[int, list[float]] = {1: [], -1: []}  # per colour, this game: resigning
+        self.last_result: mcts.SearchResult | None = None  # the latest search, for logs and GTP
+        self._time_budget: float | None = None
+
+    def set_time_budget(self, seconds: float | None) -> None:
+        """Think at most about `seconds` per move (GTP time controls); None: simulations only."""
+        self._time_budget = seconds
+
+    def select_move(self, position: Position) -> int:
+        self._start_from(position)
+        deadline = None if self._time_budget is None else time.monotonic() + self._time_budget
+        result = self._search.search(deadline=deadline)[0]
+        self.last_result = result
+        own_values = self._root_values[position.to_play]
+        own_values.append(result.root_value)
+        if mcts.wants_resign(own_values, self.config.resign_threshold):
+            return RESIGN
+        self._search.advance(0, result.move)
+        return result.move
+
+    def _start_from(self, position: Position) -> None:
+        """Reuse the kept tree if `position` is its root or a child of it, else start afresh."""
+        if self._search is None:
+            self._search = mcts.BatchedSearch(self.evaluator, self.config, [position], self._seed)
+            return
+        root = self._search.roots[0]
+        if _is_same_state(root.position, position):  # e.g. the same agent plays both colours
+            return
+        last = position.last_move
+        if last is not None and root.position.is_legal(last):
+            child = root.children.get(last)  # an unexplored reply has no node yet: play it to compare
+            if _is_same_state(child.position if child else root.position.play(last), position):
+                self._search.advance(0, last)
+                return
+        self._search.reset(0, position)
+        self._root_values = {1: [], -1: []}  # a different game (or a jump in this one)
+
+
+class AlphaGoAgent(AlphaZeroAgent):
+    """AlphaGo (2016): priors from the SL policy net, leaf value (1 - lambda) * v + lambda * z_rollout.
+
+    Give it ``NetEvaluator(policy_net=sl_policy, value_net=value_net)``; rollouts are uniform
+    random playouts (see `gocore.search.mcts`). Plays the most visited move (the `ALPHAGO` preset).
+    """
+
+    kind = "alphago"
+
+    def __init__(self, evaluator: Evaluator, config: mcts.MCTSConfig = mcts.ALPHAGO, seed: int | None = None):
+        if config.rollout_lambda == 0:
+            raise ValueError("AlphaGoAgent mixes in rollouts: give it a config with rollout_lambda > 0 "
+                             "(AlphaZeroAgent is the lambda = 0 player)")
+        super().__init__(evaluator, config, seed)
+
+
+def _is_same_state(a: Position, b: Position) -> bool:
+    """Same board, side, ko, recent history and move number: the same node of the same game."""
+    return (a == b and a.move_number == b.move_number and len(a.history) == len(b.history)
+            and all(np.array_equal(x, y) for x, y in zip(a.history, b.history)))

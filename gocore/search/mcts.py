@@ -1,0 +1,390 @@
+"""Monte Carlo tree search guided by networks: AlphaGo Zero's PUCT and AlphaGo 2016's mixed leaf value.
+
+Owns `MCTSConfig` and its presets, the search tree (`Node`: its children's N, W, P are numpy
+vectors, so the PUCT score is one expression, as in minigo), `BatchedSearch` (G games searched in
+lockstep: each round's leaves from every game go to the evaluator as one batch), move choice with
+a temperature, the resign rule, and `play_games` (whole games by search: the self-play loop,
+without storage). Start reading at `BatchedSearch.search`.
+
+Perspective: ``child_W[m]`` sums values from the view of the player to move at the node, who is
+the one choosing m, so PUCT maximises ``Q + U`` at every level. A leaf value is from the leaf's
+side to move; backing it up flips its sign at each step (a pass flips the mover too).
+
+Counting: a search adds `simulations` leaf evaluations (network or terminal). A node's `visits`
+is 1 (its own evaluation) plus its children's N, so a fresh root ends a search with
+N = simulations and children summing to N - 1; a reused root starts from the N it had.
+
+AlphaGo (2016): with ``rollout_lambda`` > 0 a leaf's value is (1 - lambda) * v + lambda * z, z the
+sign of one uniform random playout (`board.random_playouts`, numba, no own-eye filling) from the
+leaf's side to move. The paper's fast rollout policy (our `nets.RolloutPolicy`) would need a torch
+call per rollout move, about a hundred per leaf: far slower than the network call the leaf costs.
+
+Reaches networks only through `gocore.nn.inference.Evaluator`; imports neither torch nor Prefect.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from gocore.rules.board import Position, random_playouts, result_text
+
+if TYPE_CHECKING:
+    from gocore.nn.inference import Evaluator
+
+RESIGN_STREAK = 2  # a player resigns when its last this-many root values were all below the threshold
+
+
+@dataclass(frozen=True)
+class MCTSConfig:
+    """How to search; self-play, matches and AlphaGo use the presets below."""
+
+    simulations: int = 800
+    """Leaf evaluations added by each search (one search per move)."""
+    c_puct: float = 1.25
+    """Weight of the prior term in PUCT: Q + c_puct * P * sqrt(sum N) / (1 + N)."""
+    dirichlet_alpha: float | None = None
+    """Root noise concentration; None = 0.03 * 361 / (N*N): the paper's 19x19 value, scaled so
+    alpha times the number of points stays constant (0.134 on 9x9)."""
+    dirichlet_epsilon: float = 0.25
+    """Weight of the noise in the root priors: (1 - eps) * P + eps * Dir(alpha)."""
+    noise: bool = False
+    """Add Dirichlet noise to the root priors (self-play only)."""
+    temperature_moves: int | None = None
+    """Opening moves chosen in proportion to visits (tau = 1), then the most visited (tau -> 0);
+    None = N*N // 12 (30 on 19x19, 6 on 9x9)."""
+    virtual_loss: float = 1.0
+    """Losses charged to every edge of a path while its leaf waits for the network."""
+    leaves_per_game: int = 8
+    """Leaves collected from each game per evaluator call (diversified by virtual loss)."""
+    resign_threshold: float | None = None
+    """Resign when the root value stays below this (e.g. -0.9); None never resigns."""
+    resign_disabled_fraction: float = 0.1
+    """Share of `play_games` games that never resign, to count false resignations."""
+    max_moves: int | None = None
+    """Game length cap; a position at the cap is scored as final. None = 3 * N*N, like play_game."""
+    rollout_lambda: float = 0.0
+    """AlphaGo's lambda: leaf value (1 - lambda) * v + lambda * z_rollout; 0 = AlphaGo Zero."""
+    reuse_tree: bool = True
+    """Keep the subtree of the move played (its statistics) for the next search."""
+
+    def __post_init__(self) -> None:
+        problems = [message for is_bad, message in (
+            (self.simulations < 1, "simulations must be >= 1"),
+            (self.c_puct < 0, "c_puct must be >= 0"),
+            (self.dirichlet_alpha is not None and self.dirichlet_alpha <= 0, "dirichlet_alpha must be > 0"),
+            (not 0 <= self.dirichlet_epsilon <= 1, "dirichlet_epsilon must be in [0, 1]"),
+            (self.temperature_moves is not None and self.temperature_moves < 0, "temperature_moves must be >= 0"),
+            (self.virtual_loss < 0 or self.leaves_per_game < 1, "virtual_loss >= 0 and leaves_per_game >= 1"),
+            (not 0 <= self.resign_disabled_fraction <= 1, "resign_disabled_fraction must be in [0, 1]"),
+            (self.max_moves is not None and self.max_moves < 1, "max_moves must be >= 1"),
+            (not 0 <= self.rollout_lambda <= 1, "rollout_lambda must be in [0, 1]"),
+        ) if is_bad]
+        if problems:
+            raise ValueError("MCTSConfig: " + "; ".join(problems))
+
+    def alpha_for(self, size: int) -> float:
+        """Dirichlet alpha on an N x N board."""
+        return self.dirichlet_alpha if self.dirichlet_alpha is not None else 0.03 * 361 / (size * size)
+
+    def temperature_moves_for(self, size: int) -> int:
+        """Moves played with tau = 1 on an N x N board."""
+        return self.temperature_moves if self.temperature_moves is not None else size * size // 12
+
+    def max_moves_for(self, size: int) -> int:
+        """The game length cap on an N x N board."""
+        return self.max_moves if self.max_moves is not None else 3 * size * size
+
+    def replace(self, **changes: object) -> MCTSConfig:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+
+SELFPLAY = MCTSConfig(noise=True, resign_threshold=-0.9)  # AlphaGo Zero self-play (it used 1,600 sims)
+MATCH = MCTSConfig(temperature_moves=0, resign_threshold=-0.9)  # evaluation games: tau -> 0, no noise
+ALPHAGO = MCTSConfig(c_puct=5.0, temperature_moves=0, rollout_lambda=0.5)  # the 2016 paper's c_puct, lambda
+FAST = MCTSConfig(simulations=64, temperature_moves=0)  # tests and quick CPU games
+PRESETS: dict[str, MCTSConfig] = {"selfplay": SELFPLAY, "match": MATCH, "alphago": ALPHAGO, "fast": FAST}
+
+
+class Node:
+    """A position in the tree with its children's statistics; the root has no parent."""
+
+    __slots__ = (
+        "child_N",
+        "child_P",
+        "child_W",
+        "children",
+        "illegal",
+        "is_pending",
+        "move",
+        "parent",
+        "position",
+        "prior",
+        "terminal_value",
+        "value",
+        "visits",
+    )
+
+    def __init__(self, position: Position, parent: Node | None, move: int, terminal_value: float | None):
+        self.position, self.parent, self.move = position, parent, move
+        self.children: dict[int, Node] = {}
+        self.visits = 0.0  # own evaluation + children's N (+ virtual losses in flight)
+        self.value = 0.0  # this node's leaf evaluation, side to move's view
+        self.terminal_value = terminal_value  # +1/-1/0 for the side to move if the game is over here
+        self.is_pending = False  # waiting in this round's batch
+        self.prior: np.ndarray | None = None  # (N*N+1,) network priors; None = not expanded
+        self.child_P = self.child_N = self.child_W = self.illegal = None  # (N*N+1,) each
+
+    def expand(self, legal: np.ndarray, prior: np.ndarray) -> None:
+        """Attach priors over the legal moves (renormalised there; uniform if they vanish)."""
+        prior = np.where(legal, prior, 0.0)
+        total = prior.sum()
+        self.prior = prior / total if total > 0 else legal / legal.sum()
+        self.child_P = self.prior
+        self.child_N = np.zeros(len(prior))
+        self.child_W = np.zeros(len(prior))
+        self.illegal = np.where(legal, 0.0, -np.inf)  # added to scores: illegal moves never win
+
+    def best_move(self, c_puct: float) -> int:
+        """argmax over children of Q + U (AlphaGo Zero's PUCT)."""
+        # max(.., 1): on a fresh node U would be 0 everywhere and the corner would win the tie
+        scale = c_puct * math.sqrt(max(self.visits - 1.0, 1.0))
+        scores = (self.child_W / np.maximum(self.child_N, 1.0)
+                  + scale * self.child_P / (1.0 + self.child_N) + self.illegal)  # (N*N+1,)
+        return int(scores.argmax())
+
+    @property
+    def q(self) -> float:
+        """Mean of the values backed up through this node, side to move's view."""
+        if self.visits == 0:
+            return 0.0
+        if self.prior is None:  # a terminal or unexpanded node has no children's W
+            return self.terminal_value if self.terminal_value is not None else self.value
+        return float((self.value + self.child_W.sum()) / self.visits)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """What one search says about its root."""
+
+    move: int  # the move chosen with this move number's temperature
+    pi: np.ndarray  # (N*N+1,) float32 N / sum N: the self-play policy target
+    root_value: float  # root Q, side to move's view (+1 = the mover wins)
+    visits: np.ndarray  # (N*N+1,) int64 children's N
+
+
+def terminal_value(position: Position, max_moves: int) -> float | None:
+    """+1/-1/0 (Tromp-Taylor result for the side to move) if the game is over, else None."""
+    if not position.is_game_over() and position.move_number < max_moves:
+        return None
+    return float(np.sign(position.score() * position.to_play))
+
+
+def choose_move(visits: np.ndarray, tau_is_one: bool, rng: np.random.Generator) -> int:
+    """A move in proportion to visits (tau = 1) or a most visited one, ties broken at random."""
+    if tau_is_one:
+        return int(rng.choice(len(visits), p=visits / visits.sum()))
+    return int(rng.choice(np.flatnonzero(visits == visits.max())))
+
+
+def wants_resign(own_root_values: Sequence[float], threshold: float | None) -> bool:
+    """True if the player's last RESIGN_STREAK root values (its own moves) are all below threshold."""
+    if threshold is None or len(own_root_values) < RESIGN_STREAK:
+        return False
+    return max(own_root_values[-RESIGN_STREAK:]) < threshold
+
+
+class BatchedSearch:
+    """Search trees for G games, advanced in lockstep: one evaluator call per round for all games."""
+
+    def __init__(self, evaluator: Evaluator, config: MCTSConfig, positions: Sequence[Position],
+                 seed: int | None = None):
+        self.evaluator, self.config = evaluator, config
+        self.rng = np.random.default_rng(seed)
+        self.roots = [self._new_node(p, None, -1) for p in positions]
+
+    def search(self, games: Sequence[int] | None = None, deadline: float | None = None) -> list[SearchResult]:
+        """Run `simulations` more simulations on each listed game (default all); one result each.
+
+        With a `deadline` (a `time.monotonic()` value) the search also stops after the round that
+        passes it: fewer simulations, never fewer than one round.
+        """
+        games = list(range(len(self.roots))) if games is None else list(games)
+        for g in games:
+            if self.roots[g].terminal_value is not None:
+                raise ValueError(f"game {g} is over: there is nothing to search")
+            if self.config.noise and self.roots[g].prior is not None:
+                self._add_noise(self.roots[g])  # a reused root gets fresh noise
+        remaining = {g: self.config.simulations for g in games}
+        while remaining:
+            self._round(remaining)
+            remaining = {g: n for g, n in remaining.items() if n > 0}
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+        return [self._result(self.roots[g]) for g in games]
+
+    def advance(self, game: int, move: int) -> None:
+        """Play `move` in game `game`; its subtree becomes the root (kept only if reuse_tree)."""
+        root = self.roots[game]
+        child = root.children.get(move) if self.config.reuse_tree else None
+        if child is None:
+            child = self._new_node(root.position.play(move), None, move)
+        child.parent = None  # frees the rest of the old tree
+        self.roots[game] = child
+
+    def reset(self, game: int, position: Position) -> None:
+        """Start game `game` over from `position` with an empty tree."""
+        self.roots[game] = self._new_node(position, None, -1)
+
+    def _new_node(self, position: Position, parent: Node | None, move: int) -> Node:
+        cap = self.config.max_moves_for(position.size)
+        return Node(position, parent, move, terminal_value(position, cap))
+
+    def _round(self, remaining: dict[int, int]) -> None:
+        """Collect up to leaves_per_game leaves per game, evaluate them in one call, back up."""
+        batch: list[tuple[int, Node]] = []
+        for g, todo in remaining.items():
+            for _ in range(min(self.config.leaves_per_game, todo)):
+                leaf = self._descend(self.roots[g])
+                if leaf.terminal_value is not None:  # scored by the rules: no network needed
+                    self._backup(leaf, leaf.terminal_value)
+                    remaining[g] -= 1
+                elif leaf.is_pending:  # virtual loss did not steer away: wait for the next round
+                    self._backup(leaf, 0.0, count=0.0)
+                    break
+                else:
+                    leaf.is_pending = True
+                    batch.append((g, leaf))
+        if not batch:
+            return
+        priors, values = self.evaluator.evaluate([leaf.position for _, leaf in batch])  # (B, N*N+1), (B,)
+        values = self._mix_rollouts([leaf for _, leaf in batch], values)
+        for (g, leaf), prior, value in zip(batch, priors, values):
+            leaf.is_pending = False
+            leaf.expand(leaf.position.legal_moves(), prior)
+            leaf.value = float(value)
+            if leaf.parent is None and self.config.noise:
+                self._add_noise(leaf)
+            self._backup(leaf, float(value))
+            remaining[g] -= 1
+
+    def _descend(self, root: Node) -> Node:
+        """Follow PUCT from the root to an unexpanded or terminal node, charging virtual loss."""
+        loss, c_puct = self.config.virtual_loss, self.config.c_puct
+        node = root
+        node.visits += loss
+        while node.prior is not None:
+            move = node.best_move(c_puct)
+            node.child_N[move] += loss
+            node.child_W[move] -= loss
+            child = node.children.get(move)
+            if child is None:
+                child = node.children[move] = self._new_node(node.position.play(move), node, move)
+            child.visits += loss
+            node = child
+        return node
+
+    def _backup(self, leaf: Node, value: float, count: float = 1.0) -> None:
+        """Add `count` visits of `value` (leaf mover's view) up the path, removing virtual loss."""
+        loss = self.config.virtual_loss
+        node = leaf
+        while True:
+            node.visits += count - loss
+            parent = node.parent
+            if parent is None:
+                return
+            parent.child_N[node.move] += count - loss
+            parent.child_W[node.move] += loss - count * value  # the parent's mover sees -value
+            value, node = -value, parent
+
+    def _mix_rollouts(self, leaves: list[Node], values: np.ndarray) -> np.ndarray:
+        """AlphaGo's leaf value (1 - lambda) * v + lambda * z, z from one random playout."""
+        lam = self.config.rollout_lambda
+        if lam == 0:
+            return values
+        seeds = self.rng.integers(1 << 62, size=len(leaves))
+        z = np.array([np.sign(random_playouts(leaf.position, 1, int(seed))[0]) * leaf.position.to_play
+                      for leaf, seed in zip(leaves, seeds)])  # (B,) side to move's view
+        return (1 - lam) * values + lam * z
+
+    def _add_noise(self, root: Node) -> None:
+        """Root priors (1 - eps) * P + eps * Dir(alpha) over the legal moves, from the clean P."""
+        legal = np.flatnonzero(root.illegal == 0)
+        eta = self.rng.dirichlet(np.full(len(legal), self.config.alpha_for(root.position.size)))
+        eps = self.config.dirichlet_epsilon
+        noisy = (1 - eps) * root.prior
+        noisy[legal] += eps * eta
+        root.child_P = noisy
+
+    def _result(self, root: Node) -> SearchResult:
+        visits = root.child_N.round().astype(np.int64)  # whole numbers once virtual losses are gone
+        total = visits.sum()
+        pi = (visits / total if total else root.child_P).astype(np.float32)
+        tau_is_one = root.position.move_number < self.config.temperature_moves_for(root.position.size)
+        move = choose_move(visits if total else root.child_P, tau_is_one, self.rng)
+        return SearchResult(move, pi, root.q, visits)
+
+
+@dataclass
+class SearchedGame:
+    """One game played by search on both sides: the self-play record."""
+
+    start: Position
+    moves: list[int] = dataclasses.field(default_factory=list)
+    pis: list[np.ndarray] = dataclasses.field(default_factory=list)  # (N*N+1,) float32 per move
+    root_values: list[float] = dataclasses.field(default_factory=list)  # mover's view, per move
+    final: Position | None = None
+    winner: int = 0  # +1 black, -1 white, 0 jigo
+    result: str = ""  # SGF RE text: "B+3.5", "W+R"
+    reason: str = ""  # "two-passes", "move-cap" or "resign"
+    can_resign: bool = True  # False in the resign_disabled_fraction of games
+    would_resign: int | None = None  # no-resign games: the colour that would have resigned first
+
+    @property
+    def is_false_resignation(self) -> bool:
+        """A no-resign game whose would-be resigner went on to win."""
+        return self.would_resign is not None and self.would_resign == self.winner
+
+
+def play_games(evaluator: Evaluator, config: MCTSConfig, count: int, size: int = 9,
+               komi: float = 7.5, seed: int | None = None) -> list[SearchedGame]:
+    """`count` games of search against itself, all searched in lockstep (self-play)."""
+    rng = np.random.default_rng(seed)
+    start = Position.initial(size, komi)
+    search = BatchedSearch(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
+    games = [SearchedGame(start, can_resign=rng.random() >= config.resign_disabled_fraction)
+             for _ in range(count)]
+    active = list(range(count))
+    while active:
+        for g, result in zip(active, search.search(active)):
+            _step(games[g], search, g, result, config)
+        active = [g for g in active if not games[g].reason]
+    return games
+
+
+def _step(game: SearchedGame, search: BatchedSearch, g: int, result: SearchResult, config: MCTSConfig) -> None:
+    """Resign, or record the search and play its move; finish the game when it ends."""
+    mover = search.roots[g].position.to_play
+    own_values = game.root_values[len(game.root_values) % 2::2] + [result.root_value]  # movers alternate
+    if wants_resign(own_values, config.resign_threshold):
+        if game.can_resign:
+            game.final, game.winner, game.reason = search.roots[g].position, -mover, "resign"
+            game.result = f"{'B' if mover == -1 else 'W'}+R"
+            return
+        game.would_resign = mover if game.would_resign is None else game.would_resign
+    game.moves.append(result.move)
+    game.pis.append(result.pi)
+    game.root_values.append(result.root_value)
+    search.advance(g, result.move)
+    position = search.roots[g].position
+    if search.roots[g].terminal_value is not None:
+        score = position.score()
+        game.final, game.winner, game.result = position, int(np.sign(score)), result_text(score)
+        game.reason = "two-passes" if position.is_game_over() else "move-cap"

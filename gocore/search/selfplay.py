@@ -1,0 +1,141 @@
+"""Self-play games turned into training data: rows for the self-play Parquet schema, and SGF records.
+
+`mcts.play_games` plays the games; this module only converts what it returns, with no I/O:
+
+- `training_columns(games, ...)`: one row per position before each move, as numpy columns
+  named after `storage.stream.SELFPLAY_SCHEMA` (planes bit-packed by the net's encoder, pi the
+  root visit distribution, z the result from the side to move's view, symmetry 0);
+- `game_record(game, ...)`: the game as an `sgf.GameRecord` (Chinese rules, both players named
+  after the model version, each move commented with the mover's root value);
+- `summarize(games)`: counts for reports (results split, resignations, false resignations).
+
+`play(evaluator, config, ...)` runs all three. Seeds: a game's id names the generation, the
+seed of its batch and its index in the batch (`game_id`); the same seed, model and settings
+replay the same games.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from gocore.nn import features
+from gocore.rules import sgf
+from gocore.rules.board import replay_moves
+from gocore.search.mcts import SELFPLAY, MCTSConfig, SearchedGame, play_games
+
+if TYPE_CHECKING:
+    from gocore.nn.inference import Evaluator
+
+RULES = "Chinese"  # area scoring, positional superko: what the search's Tromp-Taylor count implements
+
+
+@dataclass(frozen=True)
+class SelfPlayConfig:
+    """What a batch of self-play games is: board, search and the encoding of its rows."""
+
+    size: int = 9
+    """Board size N."""
+    komi: float = 7.5
+    """Komi of every game."""
+    search: MCTSConfig = field(default_factory=lambda: SELFPLAY)
+    """Search settings (noise, temperature, resignation); AlphaGo Zero's SELFPLAY preset."""
+    encoder: str = "agz17"
+    """Feature encoder of the planes column: the net's own encoder."""
+
+
+@dataclass
+class SelfPlayBatch:
+    """One batch of self-play games: its rows, its games as SGF records and its counts."""
+
+    columns: dict[str, np.ndarray]  # SELFPLAY_SCHEMA columns, R rows
+    records: list[sgf.GameRecord]  # one per game, in game order
+    game_ids: list[str]
+    stats: dict[str, Any]
+
+
+def game_id(generation: int, seed: int, index: int) -> str:
+    """The id of game `index` of the batch played with `seed` in `generation` (unique across both)."""
+    return f"gen{generation}-s{seed}-{index:04d}"
+
+
+def play(evaluator: Evaluator, config: SelfPlayConfig, games: int, *, generation: int, seed: int,
+         model_version: str) -> SelfPlayBatch:
+    """Play `games` games of self-play in lockstep and convert them to rows, records and counts."""
+    played = play_games(evaluator, config.search, games, size=config.size, komi=config.komi, seed=seed)
+    ids = [game_id(generation, seed, index) for index in range(games)]
+    columns = training_columns(played, ids, encoder=config.encoder, generation=generation,
+                               model_version=model_version)
+    records = [game_record(game, ids[index], model_version) for index, game in enumerate(played)]
+    return SelfPlayBatch(columns, records, ids, summarize(played))
+
+
+def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, encoder: str,
+                     generation: int, model_version: str) -> dict[str, np.ndarray]:
+    """SELFPLAY_SCHEMA columns of every position before a move of every game (R rows in all)."""
+    if len(games) != len(game_ids):
+        raise ValueError(f"{len(games)} games but {len(game_ids)} ids")
+    if not games:
+        raise ValueError("no games to convert")
+    size = games[0].start.size
+    replays = [replay_moves(game.start, game.moves) for game in games]  # [(stones (T+1, N, N), movers (T,))]
+    movers = np.concatenate([m for _, m in replays]).astype(np.int8)  # (R,)
+    winners = np.concatenate([np.full(len(g.moves), g.winner, np.int8) for g in games])  # (R,)
+    lengths = [len(game.moves) for game in games]
+    rows = int(sum(lengths))
+    planes = (features.encode_games_packed([s for s, _ in replays], [m for _, m in replays], encoder)
+              if rows else np.zeros((0, features.packed_nbytes(features.get_encoder(encoder).num_planes, size)),
+                                    np.uint8))  # (R, nbytes) uint8
+    pis = [pi for game in games for pi in game.pis]
+    return {
+        "encoder": np.full(rows, features.get_encoder(encoder).name, dtype=object),
+        "size": np.full(rows, size, np.int8),
+        "planes": planes,
+        "pi": np.stack(pis).astype(np.float32) if pis else np.zeros((0, size * size + 1), np.float32),
+        "z": (winners * movers).astype(np.int8),  # +1: the side to move at this row won
+        "game_id": np.repeat(np.asarray(game_ids, dtype=object), lengths),
+        "move_number": np.concatenate([np.arange(n, dtype=np.int16) for n in lengths]),
+        "generation": np.full(rows, generation, np.int32),
+        "model_version": np.full(rows, model_version, dtype=object),
+        "symmetry": np.zeros(rows, np.int8),  # stored as played; the loader augments at read time
+        "komi": np.full(rows, games[0].start.komi, np.float32),
+    }
+
+
+def game_record(game: SearchedGame, game_id: str, model_version: str) -> sgf.GameRecord:
+    """The game as SGF: result, komi, Chinese rules, the model on both sides, root values as comments."""
+    colors = [1 if index % 2 == 0 else -1 for index in range(len(game.moves))]  # no setup: black first
+    comments = {index: f"root value {value:+.3f} (mover's view)" for index, value in enumerate(game.root_values)}
+    return sgf.GameRecord(size=game.start.size, komi=game.start.komi, rules=RULES,
+                          moves=list(zip(colors, game.moves)), winner=game.winner, result=game.result,
+                          player_black=model_version, player_white=model_version, source=game_id,
+                          comments=comments)
+
+
+def summarize(games: Sequence[SearchedGame]) -> dict[str, Any]:
+    """Counts of a batch: games, positions, wins by colour, how games ended, false resignations."""
+    winners = Counter(game.winner for game in games)
+    reasons = Counter(game.reason for game in games)
+    no_resign = [game for game in games if not game.can_resign]
+    return {
+        "games": len(games),
+        "positions": int(sum(len(game.moves) for game in games)),
+        "black_wins": winners[1], "white_wins": winners[-1], "draws": winners[0],
+        "resignations": reasons["resign"], "two_passes": reasons["two-passes"], "move_cap": reasons["move-cap"],
+        "no_resign_games": len(no_resign),
+        "would_resign": sum(game.would_resign is not None for game in no_resign),
+        "false_resignations": sum(game.is_false_resignation for game in no_resign),
+    }
+
+
+def merge_stats(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The sum of `summarize` counts of several batches (non-numeric fields dropped)."""
+    total: Counter[str] = Counter()
+    for part in parts:
+        total.update({key: value for key, value in part.items()
+                      if isinstance(value, int) and not isinstance(value, bool)})
+    return dict(total)

@@ -1,0 +1,65 @@
+"""Inference wrapper: legal-only priors that sum to 1, values in [-1, 1], symmetry averaging."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from gocore.nn.inference import NetEvaluator, UniformEvaluator
+from gocore.nn.nets import build_net, preset
+from gocore.rules import symmetry
+from gocore.rules.board import Position
+from tests.helpers import position_from_ascii
+
+BOARD = """
+. . . . .
+. X O . .
+X O . O .
+. X O . .
+. . . . X
+"""
+
+
+def tiny_dual(size: int, encoder: str = "agz17") -> torch.nn.Module:
+    torch.manual_seed(0)
+    planes = 17 if encoder == "agz17" else 2
+    return build_net(preset("tiny", size, planes, family="dual", encoder=encoder))
+
+
+def test_uniform_priors_cover_exactly_the_legal_moves():
+    position = position_from_ascii(BOARD, to_play=-1)
+    priors, values = UniformEvaluator().evaluate([position])
+    legal = position.legal_moves()
+    assert np.allclose(priors[0][legal], 1 / legal.sum()) and np.all(priors[0][~legal] == 0)
+    assert values.tolist() == [0.0]
+
+
+@pytest.mark.parametrize("encoder", ["agz17", "oneplane"])
+def test_net_priors_are_zero_on_illegal_moves_and_sum_to_one(encoder):
+    positions = [position_from_ascii(BOARD, to_play=c) for c in (1, -1)] + [Position.initial(5)]
+    priors, values = NetEvaluator(tiny_dual(5, encoder)).evaluate(positions)
+    for position, row in zip(positions, priors):
+        assert row[~position.legal_moves()].sum() == 0
+        assert row.sum() == pytest.approx(1.0, abs=1e-5)
+    assert priors.shape == (3, 26) and np.all(np.abs(values) <= 1)
+
+
+def test_symmetry_averaged_priors_are_equivariant():
+    position = position_from_ascii(BOARD, to_play=-1)
+    evaluator = NetEvaluator(tiny_dual(5), average_symmetries=True)
+    base_priors, base_value = evaluator.evaluate([position])
+    for k in range(1, 8):
+        perm = symmetry.move_table(5)[k]
+        stones = position.stones.ravel()
+        black = [int(perm[m]) for m in np.flatnonzero(stones == 1)]
+        white = [int(perm[m]) for m in np.flatnonzero(stones == -1)]
+        turned = Position.from_setup(5, black, white, to_play=-1)
+        priors, value = evaluator.evaluate([turned])
+        assert np.allclose(priors[0][perm], base_priors[0], atol=1e-5)
+        assert value[0] == pytest.approx(base_value[0], abs=1e-5)
+
+
+def test_a_net_for_another_board_size_is_refused():
+    with pytest.raises(ValueError, match="9x9"):
+        NetEvaluator(tiny_dual(9)).evaluate([Position.initial(5)])

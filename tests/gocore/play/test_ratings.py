@@ -1,0 +1,151 @@
+"""Wilson intervals, Elo conversions, SPRT decisions, match summaries and the Elo table."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import stats
+
+from gocore.play.ratings import (
+    EloTable,
+    SprtConfig,
+    elo_from_winrate,
+    elo_interval,
+    sprt,
+    sprt_llr,
+    summarize,
+    wilson_interval,
+    winrate_from_elo,
+)
+
+
+def wilson_by_definition(wins: int, games: int, confidence: float = 0.95) -> tuple[float, float]:
+    """The win rates p with |p̂ - p| <= z sqrt(p(1-p)/n): the roots of a quadratic in p."""
+    z = stats.norm.ppf(0.5 + confidence / 2)
+    p_hat = wins / games
+    a, b, c = 1 + z * z / games, -(2 * p_hat + z * z / games), p_hat * p_hat
+    low, high = sorted(np.roots([a, b, c]).real)
+    return low, high
+
+
+@pytest.mark.parametrize("wins, games", [(55, 100), (220, 400), (3, 10), (1, 1), (0, 7), (40, 40)])
+def test_wilson_interval_matches_its_definition(wins: int, games: int):
+    assert wilson_interval(wins, games) == pytest.approx(wilson_by_definition(wins, games), abs=1e-9)
+
+
+def test_wilson_interval_known_value_and_edges():
+    low, high = wilson_interval(55, 100)
+    assert (round(low, 4), round(high, 4)) == (0.4524, 0.6439)
+    assert wilson_interval(0, 0) == (0.0, 1.0)
+    assert wilson_interval(0, 10)[0] == 0.0 and wilson_interval(10, 10)[1] == 1.0
+
+
+def test_elo_conversions():
+    assert elo_from_winrate(0.5) == 0.0
+    assert elo_from_winrate(0.55) == pytest.approx(34.86, abs=0.01)  # AlphaGo Zero's gate
+    assert winrate_from_elo(400) == pytest.approx(10 / 11)
+    assert elo_from_winrate(0.0) == -math.inf and elo_from_winrate(1.0) == math.inf
+    with pytest.raises(ValueError):
+        elo_from_winrate(1.2)
+    low, high = elo_interval(55, 100)
+    assert low < 0 < elo_from_winrate(0.55) < high
+
+
+@given(st.floats(0.001, 0.998), st.floats(0.0005, 0.001))
+def test_elo_is_monotone_and_inverts_winrate(p: float, step: float):
+    assert elo_from_winrate(p) < elo_from_winrate(p + step)
+    assert winrate_from_elo(elo_from_winrate(p)) == pytest.approx(p, rel=1e-9)
+
+
+def test_sprt_llr_is_the_binomial_likelihood_ratio():
+    p0, p1 = winrate_from_elo(0), winrate_from_elo(35)
+    expected = stats.binom.logpmf(30, 50, p1) - stats.binom.logpmf(30, 50, p0)
+    assert sprt_llr(30, 20, 0, 35) == pytest.approx(expected)
+
+
+def test_sprt_accepts_a_lopsided_sequence_and_rejects_its_reverse():
+    assert sprt(60, 20, elo0=0, elo1=35) == "accept"
+    assert sprt(20, 60, elo0=0, elo1=35) == "reject"
+    assert sprt(10, 10, elo0=0, elo1=35) == "continue"
+    with pytest.raises(ValueError):
+        sprt(1, 1, elo0=10, elo1=10)
+
+
+@pytest.mark.parametrize("true_elo, verdict", [(150.0, "accept"), (-100.0, "reject")])
+def test_sprt_decides_simulated_matches_correctly(true_elo: float, verdict: str):
+    rng = np.random.default_rng(7)
+    wins = losses = 0
+    state = "continue"
+    while state == "continue":
+        if rng.random() < winrate_from_elo(true_elo):
+            wins += 1
+        else:
+            losses += 1
+        state = sprt(wins, losses, 0, 35)
+    assert state == verdict and wins + losses < 400
+
+
+def test_summary_gate_by_threshold_and_by_sprt():
+    facts = summarize([1.0] * 60 + [0.0] * 38 + [0.5] * 2, gate=0.55)
+    assert (facts["games"], facts["a_wins"], facts["b_wins"], facts["draws"]) == (100, 60, 38, 2)
+    assert facts["a_winrate"] == pytest.approx(0.61)
+    assert (facts["a_winrate_low"], facts["a_winrate_high"]) == pytest.approx(wilson_interval(61, 100))
+    assert facts["gate_passed"] and facts["gate_rule"] == "threshold" and facts["sprt"] is None
+    assert not summarize([1.0] * 54 + [0.0] * 46, gate=0.55)["gate_passed"]
+    decided = summarize([1.0] * 60 + [0.0] * 20, gate=0.9, sprt_config=SprtConfig())
+    assert (decided["sprt"], decided["gate_rule"], decided["gate_passed"]) == ("accept", "sprt", True)
+    whitewash = summarize([0.0] * 4)
+    assert whitewash["elo"] is None and whitewash["elo_low"] is None and whitewash["elo_high"] < 0
+
+
+def simulated_games(true: dict[str, float], count: int, seed: int) -> list[tuple[str, str, float]]:
+    rng = np.random.default_rng(seed)
+    names = list(true)
+    games = []
+    for _ in range(count):
+        a, b = rng.choice(names, size=2, replace=False)
+        games.append((str(a), str(b), float(rng.random() < winrate_from_elo(true[a] - true[b]))))
+    return games
+
+
+def test_elo_table_converges_to_the_true_differences():
+    true = {"gen0": 0.0, "gen1": 120.0, "gen2": 250.0, "gen3": 300.0}
+    table = EloTable.from_games(simulated_games(true, 6000, seed=11), anchor="gen0")
+    fitted = table.ratings()
+    assert fitted["gen0"] == 0.0
+    for name, rating in true.items():
+        assert fitted[name] == pytest.approx(rating, abs=25), name
+    # The sequential estimate wanders by about K-sized steps: right on average, not per player.
+    sequential = {name: table.current[name] - table.current["gen0"] for name in true}
+    assert np.mean([abs(sequential[n] - true[n]) for n in true]) < 60
+    assert sequential["gen0"] < sequential["gen2"] and sequential["gen0"] < sequential["gen3"]
+
+
+def test_elo_table_generations_chain_and_round_trip():
+    """Generation k plays k-1 only (as in a training loop): the chain still fixes every rating."""
+    rng = np.random.default_rng(3)
+    table = EloTable(anchor="gen0", anchor_rating=1000.0)
+    for k in range(1, 4):
+        wins = int(rng.binomial(400, winrate_from_elo(100)))
+        table.record(f"gen{k}", f"gen{k - 1}", wins, games=400)
+    ratings = table.ratings()
+    assert ratings["gen0"] == 1000.0
+    assert [ratings[f"gen{k}"] for k in range(4)] == sorted(ratings.values())
+    assert ratings["gen3"] - ratings["gen0"] == pytest.approx(300, abs=75)
+    again = EloTable.from_dict(table.to_dict())
+    assert again.ratings() == pytest.approx(ratings) and again.current == table.current
+
+
+def test_elo_table_keeps_a_player_who_never_won_finite_and_refuses_nonsense():
+    table = EloTable()
+    table.record("strong", "weak", 10, games=10)
+    ratings = table.ratings()
+    assert math.isfinite(ratings["weak"]) and ratings["strong"] > ratings["weak"] + 200
+    with pytest.raises(ValueError):
+        table.record("weak", "weak", 1)
+    with pytest.raises(ValueError):
+        table.record("weak", "strong", 3, games=2)
