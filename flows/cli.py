@@ -12,47 +12,48 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_common import console, fail, quiet_prefect
+from flows.cli_common import (
+    DATA_DIR_HELP,
+    THREADS_HELP,
+    console,
+    fail,
+    quiet_prefect,
+    shard_progress,
+    use_threads,
+    user_errors,
+)
 from flows.cli_evaluate import evaluate as evaluate_command
 from flows.cli_gtp import gtp
 from flows.cli_models import models_app
 from flows.cli_selfplay import selfplay as selfplay_command
 from flows.cli_train import train_command
+from tasks.players import SPECS_HELP
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
-AGENT_HELP = "random, or uct[-SIMULATIONS] (UCT with random playouts), e.g. uct-800"
-
-
-def make_agent(spec: str, seed: int):
-    """An agent from a short spec such as ``random`` or ``uct-400``; ValueError if unknown."""
-    from gocore.search.agents import RandomAgent, UCTAgent
-
-    name, _, arg = spec.partition("-")
-    if name == "random" and not arg:
-        return RandomAgent(seed=seed)
-    if name == "uct" and (not arg or arg.isdigit()):
-        return UCTAgent(simulations=int(arg or 800), seed=seed)
-    raise ValueError(f"unknown agent {spec!r}: use {AGENT_HELP}")
-
-
 @app.command()
 def play(
-    black: Annotated[str, typer.Option(help=f"black player: {AGENT_HELP}")] = "uct-400",
-    white: Annotated[str, typer.Option(help=f"white player: {AGENT_HELP}")] = "random",
+    black: Annotated[str, typer.Option(help=f"black player: {SPECS_HELP}")] = "uct-400",
+    white: Annotated[str, typer.Option(help=f"white player: {SPECS_HELP}")] = "random",
     size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
     komi: Annotated[float, typer.Option(help="komi (Tromp-Taylor area scoring)")] = 7.5,
+    sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
     seed: Annotated[int, typer.Option(help="random seed for both players")] = 0,
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     sgf_out: Annotated[Path | None, typer.Option("--sgf", help="also write the game as SGF here")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP + " (with a net)")] = None,
 ) -> None:
-    """Play one game between two built-in agents and print it."""
+    """Play one game between two players (ours, nets or GTP engines) and print it."""
     from gocore.play.match import play_game
     from gocore.rules.coords import to_gtp
+    from storage.layout import data_dir as resolve_data_dir
+    from tasks.players import PlayerSettings, build_player, parse_player
 
-    try:
-        players = make_agent(black, seed), make_agent(white, seed + 1)
-    except ValueError as error:
-        raise fail(str(error)) from None
+    settings = PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False)
+    with user_errors():
+        if any(parse_player(spec).kind == "model" for spec in (black, white)):
+            use_threads(threads)
+        sides = [build_player(spec, settings, resolve_data_dir(data_dir)) for spec in (black, white)]
     console.print(f"[bold]{black}[/] (black) vs [bold]{white}[/] (white), {size}x{size}, komi {komi:g}")
     start, line = time.perf_counter(), []
 
@@ -61,14 +62,18 @@ def play(
         if len(line) % 20 == 0:
             console.print(f"  moves {len(line) - 19:>3}-{len(line):<3} " + " ".join(line[-20:]))
 
-    game = play_game(*players, size=size, komi=komi, on_move=show)
+    try:
+        game = play_game(sides[0].make(seed), sides[1].make(seed + 1), size=size, komi=komi, on_move=show)
+    finally:
+        for side in sides:
+            side.close()
     if len(line) % 20:
         console.print(f"  moves {len(line) - len(line) % 20 + 1:>3}-{len(line):<3} " + " ".join(line[-(len(line) % 20):]))
     console.print(game.final.to_ascii())
     console.print(f"result [bold]{game.result}[/] after {len(game.moves)} moves ({game.reason}), "
                   f"{time.perf_counter() - start:.1f} s")
     if sgf_out is not None:
-        write_game_sgf(game, sgf_out, black, white)
+        write_game_sgf(game, sgf_out, sides[0].display, sides[1].display)
         console.print(f"SGF written to {sgf_out}")
 
 
@@ -85,20 +90,21 @@ def write_game_sgf(game, path: Path, black: str, white: str) -> None:
 
 @app.command()
 def run(
-    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
 ) -> None:
     """The main job on embedded defaults: one 9x9 game, UCT (400 playouts/move) vs random, saved as SGF."""
     from storage.layout import data_dir as resolve_data_dir
 
     out = resolve_data_dir(data_dir) / "games" / f"run-{time.strftime('%Y%m%d-%H%M%S')}.sgf"
-    play(black="uct-400", white="random", size=9, komi=7.5, seed=0, sgf_out=out)
+    play(black="uct-400", white="random", size=9, komi=7.5, sims=100, seed=0, data_dir=data_dir, sgf_out=out,
+         threads=None)
 
 
 @app.command()
 def ingest(
     sources: Annotated[list[str], typer.Argument(help="URLs, file:// URLs, local paths, or catalog names like cgos-9x9:2023-01..2023-03")],
     dataset: Annotated[str, typer.Option(help="dataset name: <data>/datasets/NAME")],
-    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     encoder: Annotated[str, typer.Option(help="feature encoder: agz17 or oneplane")] = "agz17",
     augment: Annotated[str, typer.Option(help="all8, random1 or none")] = "all8",
     size: Annotated[int, typer.Option(min=5, max=19, help="keep games of this board size")] = 9,
@@ -121,42 +127,9 @@ def ingest(
     from flows.ingest import dataset_progress, run_ingest
 
     data = str(data_dir) if data_dir is not None else None
-    with shard_progress(lambda: dataset_progress(data, dataset), "encoding shards"):
-        try:
-            facts = run_ingest(sources, dataset, data, options, workers=workers, dask_address=dask_address)
-        except Exception as error:  # the flow re-raises the task's error: show it as one line
-            raise fail(f"{type(error).__name__}: {error}") from None
+    with shard_progress(lambda: dataset_progress(data, dataset), "encoding shards"), user_errors():
+        facts = run_ingest(sources, dataset, data, options, workers=workers, dask_address=dask_address)
     print_dataset_summary(dataset, facts)
-
-
-def shard_progress(poll, description: str):
-    """A progress bar, fed from `poll() -> (done, total)` by a background thread, while a block runs."""
-    import contextlib
-    import threading
-
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    @contextlib.contextmanager
-    def running():
-        stop = threading.Event()
-        with Progress(TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                      console=console, transient=True) as bar:
-            task_id = bar.add_task(description, total=None)
-
-            def update() -> None:
-                while not stop.wait(0.5):
-                    done, total = poll()
-                    bar.update(task_id, completed=done, total=total or None)
-
-            thread = threading.Thread(target=update, daemon=True)
-            thread.start()
-            try:
-                yield
-            finally:
-                stop.set()
-                thread.join()
-
-    return running()
 
 
 def print_dataset_summary(name: str, facts: dict) -> None:

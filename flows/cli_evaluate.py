@@ -12,7 +12,6 @@ same ``--match-id`` resumes it. flows/cli.py mounts `evaluate` as a command.
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -21,7 +20,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli_common import console, fail
+from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, console, fail, quiet_prefect, use_threads, user_errors
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from gocore.play.ratings import SprtConfig
@@ -36,7 +35,7 @@ def evaluate(
     games: Annotated[int, typer.Option(min=1, help="games to play (colours alternate)")] = 40,
     sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
     match_id: Annotated[str | None, typer.Option(help="match name; an existing one is resumed (default: new)")] = None,
-    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
     komi: Annotated[float, typer.Option(help="komi (Chinese rules, Tromp-Taylor count)")] = 7.5,
     max_moves: Annotated[int | None, typer.Option(min=1, help="move cap per game (default 3*N*N)")] = None,
@@ -48,27 +47,30 @@ def evaluate(
     gtp_timeout: Annotated[float, typer.Option(min=0.1, help="seconds an engine gets per GTP command")] = 30.0,
     workers: Annotated[int, typer.Option(min=0, help="0: play here; N: the Prefect flow on N processes")] = 0,
     dask_address: Annotated[str | None, typer.Option(help="run the flow's games on this Dask scheduler")] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP + " (with a net playing here)")] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --workers)")] = False,
 ) -> None:
     """Play a match between two players, live, and print the win rate, Elo and gate decision."""
-    # before Prefect is imported: its console logs would tear through the live score
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    quiet_prefect(verbose)  # before Prefect is imported: its console logs would tear through the live score
     from gocore.play.match import MatchConfig
     from gocore.play.ratings import SprtConfig
     from storage import layout, matches
-    from tasks.evaluate import MatchSettings, PlayerError, build_player
+    from tasks.evaluate import MatchSettings
+    from tasks.players import build_player, parse_player
 
     settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed), gtp_timeout)
     match_id = match_id or matches.default_match_id(black, white)
     data = layout.data_dir(data_dir)
     try:
         sprt_config = SprtConfig(elo0, elo1) if sprt else None
+    except ValueError as error:
+        raise fail(str(error)) from None
+    with user_errors():
+        if any(parse_player(spec).kind == "model" for spec in (black, white)) and not workers:
+            use_threads(threads)
         match = layout.match_dir(data, match_id)
         for spec in (black, white):  # a bad spec fails now, before any server or engine starts
-            build_player(spec, settings, data).close()
-    except (ValueError, PlayerError) as error:  # LayoutError and a bad SPRT are ValueErrors too
-        raise fail(str(error)) from None
+            build_player(spec, settings.player_settings(), data).close()
     console.print(f"match [bold]{match_id}[/]: A = [bold]{black}[/], B = [bold]{white}[/], {games} games, "
                   f"{size}x{size}, komi {komi:g} -> {match}", soft_wrap=True)
     if workers == 0 and not dask_address:
@@ -80,10 +82,9 @@ def evaluate(
 
 def _play_here(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None) -> dict[str, Any]:
     """Every game in this process, the live score redrawn after each."""
-    from storage.matches import MatchError
-    from tasks.evaluate import PlayerError, finish_match, is_decided, play_chunk, start_match
+    from tasks.evaluate import finish_match, is_decided, play_chunk, start_match
 
-    try:
+    with user_errors():
         chunks = start_match(str(match), settings, games_per_chunk=settings.games)
         with Live(score_table(match, settings), console=console, auto_refresh=False) as live:
             def redraw(row: dict[str, Any]) -> None:
@@ -96,8 +97,6 @@ def _play_here(match: Path, settings: MatchSettings, gate: float, sprt_config: S
                 play_chunk(str(match), settings, chunks[0], on_game=redraw, stop=decided)
         console.print()
         return finish_match(str(match), settings, gate, sprt_config)
-    except (PlayerError, MatchError) as error:
-        raise fail(str(error)) from None
 
 
 def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None, workers: int,
@@ -115,12 +114,12 @@ def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: Sp
         thread = threading.Thread(target=poll, daemon=True)
         thread.start()
         try:
-            summary = run_evaluate(settings.black, settings.white, settings.games, settings.sims, match.name,
-                                   str(match.parent.parent), gate, sprt_config, workers=workers or None,
-                                   dask_address=dask_address, size=config.size, komi=config.komi,
-                                   max_moves=config.max_moves, seed=config.seed, gtp_timeout=settings.gtp_timeout)
-        except Exception as error:  # the flow re-raises a task's error: show it as one line
-            raise fail(f"{type(error).__name__}: {error}") from None
+            with user_errors():
+                summary = run_evaluate(settings.black, settings.white, settings.games, settings.sims, match.name,
+                                       str(match.parent.parent), gate, sprt_config, workers=workers or None,
+                                       dask_address=dask_address, size=config.size, komi=config.komi,
+                                       max_moves=config.max_moves, seed=config.seed,
+                                       gtp_timeout=settings.gtp_timeout)
         finally:
             stop.set()
             thread.join()

@@ -25,18 +25,20 @@ from typing import Annotated, TextIO
 
 import typer
 
-AGENT_SPECS = "random, or uct[-SIMULATIONS], e.g. uct-800"
+from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, use_threads
+from tasks.players import SPECS_HELP
 
 
 def gtp(
     model: Annotated[str | None, typer.Option(help="models:/NAME@ALIAS, models:/NAME/VERSION or a model directory "
                                               "(default: models:/gozero-<SIZE>x<SIZE>@champion)")] = None,
-    agent: Annotated[str | None, typer.Option(help=f"play a built-in agent instead of a model: {AGENT_SPECS}")] = None,
+    agent: Annotated[str | None, typer.Option(help=f"play this player instead of a model: {SPECS_HELP}")] = None,
     sims: Annotated[int, typer.Option(min=1, help="search simulations per move (with a model)")] = 400,
     size: Annotated[int | None, typer.Option(min=5, max=19, help="initial board size (default: the model's, else 9)")] = None,
     komi: Annotated[float, typer.Option(help="komi until the controller sends one")] = 7.5,
     seed: Annotated[int, typer.Option(help="random seed of the agent and of kgs-genmove_cleanup")] = 0,
-    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP + " (with a model)")] = None,
     verbose: Annotated[bool, typer.Option(help="log more (INFO) to stderr; refused commands are always logged")] = False,
 ) -> None:
     """Play Go over GTP v2 on stdin/stdout, for GUIs and other engines."""
@@ -45,19 +47,20 @@ def gtp(
     if model is not None and agent is not None:
         raise _fail("give --model or --agent, not both")
     with _protocol_streams() as (stdin, stdout):
-        if agent is not None:
-            player, sizes, label = _builtin_agent(agent, seed), None, agent
-        else:
-            player, board_size, label = _model_agent(model, size, sims, seed, data_dir)
-            sizes, size = {board_size}, board_size
+        player = _player(agent, model, size, komi, sims, data_dir, threads)
+        size = player.board_size or size or 9
+        label = player.label if agent is not None else f"{player.label}, {player.kind}"
         from gocore.play.gtp import GtpEngine
 
-        engine = GtpEngine(player, name="gozero", version=f"{_package_version()} ({label})", sizes=sizes,
+        engine = GtpEngine(player.make(seed), name="gozero", version=f"{_package_version()} ({label})",
+                           sizes=None if player.board_size is None else {player.board_size},
                            size=size, komi=komi, seed=seed)
         try:
             engine.serve(stdin, stdout)
         except BrokenPipeError:  # the controller went away: nothing left to answer
             pass
+        finally:
+            player.close()
 
 
 def _fail(message: str) -> typer.Exit:
@@ -86,39 +89,27 @@ def _protocol_streams() -> Iterator[tuple[TextIO, TextIO]]:
         os.close(saved)
 
 
-def _builtin_agent(spec: str, seed: int):
-    """`flows.cli.make_agent`'s agent for `spec`; its refusal becomes our one line."""
-    from flows.cli import make_agent
+def _player(agent: str | None, model: str | None, size: int | None, komi: float, sims: int,
+            data_dir: Path | None, threads: int | None):
+    """The `tasks.players` player of --agent, else of --model (default: the champion of --size);
+    whatever refuses it becomes our one line."""
+    from gocore.errors import GozeroError
+    from tasks.models import default_model_uri, load_net
+    from tasks.players import PlayerSettings, build_player
 
     try:
-        return make_agent(spec, seed)
-    except ValueError as error:
-        raise _fail(str(error)) from None
-
-
-def _model_agent(uri: str | None, size: int | None, sims: int, seed: int, data_dir: Path | None):
-    """(AlphaGo Zero search on the net at `uri`, the board size it plays, a label for `version`)."""
-    from storage import registry
-
-    uri = uri or f"models:/{registry.model_name(size or 9)}@{registry.CHAMPION}"
-    from gocore.nn.nets import build_net
-
-    try:
-        net, _config = registry.load(uri, build_net, data_dir)
-    except (registry.RegistryError, OSError, ValueError) as error:
-        raise _fail(f"{error} (or play without a model: --agent {AGENT_SPECS})") from None
-    board_size = net.config.board_size
-    if size is not None and size != board_size:
-        raise _fail(f"{uri} plays {board_size}x{board_size} only, not --size {size}")
-    try:
-        from gocore.search import mcts
-        from gocore.search.agents import AlphaZeroAgent
-    except ImportError as error:
-        raise _fail(f"this build cannot search with a net yet ({error}); use --agent") from None
-    from gocore.nn.inference import NetEvaluator
-
-    agent = AlphaZeroAgent(NetEvaluator(net), mcts.MATCH.replace(simulations=sims), seed=seed)
-    return agent, board_size, f"{uri}, {sims} simulations"
+        spec = agent or model or default_model_uri(size or 9)
+        if agent is None:  # a net plays its own size: learn it before building the player
+            use_threads(threads)
+            board_size = load_net(spec, data_dir).config.board_size
+            if size is not None and size != board_size:
+                raise _fail(f"{spec} plays {board_size}x{board_size} only, not --size {size}")
+            size = board_size
+        settings = PlayerSettings(size=size or 9, komi=komi, sims=sims, sample_opening=False)
+        return build_player(spec, settings, data_dir)
+    except GozeroError as error:
+        hint = "" if agent else f" (or play without a model: --agent {SPECS_HELP})"
+        raise _fail(f"{error}{hint}") from None
 
 
 def _package_version() -> str:

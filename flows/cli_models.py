@@ -14,11 +14,11 @@ import typer
 from rich import box
 from rich.table import Column, Table
 
-from flows.cli_common import console, fail
+from flows.cli_common import DATA_DIR_HELP, console, fail
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True,
                          help="Registered models: list them, show one, promote a champion.")
-DataDir = Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")]
+DataDir = Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)]
 
 
 @models_app.command("list")

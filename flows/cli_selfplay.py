@@ -8,14 +8,13 @@ pipeline. flows/cli.py mounts `selfplay` as a command.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
-from flows.cli_common import console, fail
+from flows.cli_common import DATA_DIR_HELP, console, quiet_prefect, shard_progress, user_errors
 
 MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'uniform' (no net)"
 
@@ -26,7 +25,7 @@ def selfplay(
     sims: Annotated[int, typer.Option(min=1, help="search simulations per move")] = 100,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play processes (default: cores)")] = None,
     generation: Annotated[int, typer.Option(min=0, help="generation: <data>/selfplay/gen=K")] = 0,
-    data_dir: Annotated[Path | None, typer.Option(help="data dir (default $GOZERO_DATA or ./gozero-data)")] = None,
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     games_per_task: Annotated[int | None, typer.Option(min=1, help="games per task (default: games / workers)")] = None,
     seed: Annotated[int, typer.Option(help="seed of the first task (task i uses seed + i)")] = 0,
     size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
@@ -38,18 +37,15 @@ def selfplay(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Play self-play games with one model into <data>/selfplay/gen=K (Parquet rows + SGF)."""
-    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")  # before Prefect loads
-    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    quiet_prefect(verbose)
     from gocore.nn.features import get_encoder
     from storage import layout
     from tasks.selfplay import load_evaluator
 
     data = layout.data_dir(data_dir)
-    try:
+    with user_errors():
         get_encoder(encoder)
         load_evaluator(model, size, str(data))  # a bad model fails now, before any server starts
-    except ValueError as error:  # SelfPlayError and an unknown encoder
-        raise fail(str(error)) from None
     console.print(f"self-play [bold]gen={generation}[/]: {model}, {games} games, {sims} sims, "
                   f"{size}x{size}, komi {komi:g} -> {layout.selfplay_dir(data, generation)}", soft_wrap=True)
     summary = _run(model, games, sims, generation, str(data), workers, games_per_task, dask_address,
@@ -61,7 +57,6 @@ def selfplay(
 def _run(model: str, games: int, sims: int, generation: int, data: str, workers: int | None,
          games_per_task: int | None, dask_address: str | None, **options: Any) -> dict[str, Any]:
     """The flow under a progress bar fed from the sidecars on disk."""
-    from flows.cli import shard_progress
     from flows.selfplay import default_games_per_task, run_selfplay, selfplay_progress
 
     per_task = games_per_task or default_games_per_task(games, workers)
@@ -69,12 +64,9 @@ def _run(model: str, games: int, sims: int, generation: int, data: str, workers:
     def poll() -> tuple[int, int]:
         return selfplay_progress(data, generation, games, per_task, options["seed"])
 
-    with shard_progress(poll, "self-play games"):
-        try:
-            return run_selfplay(model, games, sims, generation, data, workers=workers, dask_address=dask_address,
-                                games_per_task=per_task, **options)
-        except Exception as error:  # noqa: BLE001 -- the flow re-raises a task's error: show it as one line
-            raise fail(f"{type(error).__name__}: {error}") from None
+    with shard_progress(poll, "self-play games"), user_errors():
+        return run_selfplay(model, games, sims, generation, data, workers=workers, dask_address=dask_address,
+                            games_per_task=per_task, **options)
 
 
 def summary_table(summary: dict[str, Any]) -> Table:

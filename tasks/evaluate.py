@@ -6,24 +6,11 @@ into chunks; `play_games` (mapped over workers) plays one chunk, writing every g
 `finalize_match` writes results.parquet and then summary.json. The CLI's in-process mode calls
 the same functions (`start_match`, `play_chunk`, `is_decided`, `finish_match`) without Prefect.
 
-Player specs (`build_player`), for our agents and for external engines:
-
-    random                   uniform random legal moves (no eye filling)
-    uct | uct-N              UCT with random playouts, N simulations per move (default: --sims)
-    gnugo | gnugo-L          GNU Go at level L (default 5) over GTP: Chinese rules, positional
-                             superko, --capture-all-dead, board size and komi of the match
-    gtp:COMMAND              any GTP engine, e.g. ``gtp:gnugo --mode gtp --level 1`` (split like
-                             a shell; ``gnugo`` is also found at /usr/games/gnugo)
-    models:/NAME@ALIAS, an artifact URI (``scheme://...``) or a model directory
-                             a registered AlphaGo Zero net searching --sims simulations per move
+Players are specs (`tasks.players`): random, uct-N, gnugo-L, gtp:COMMAND, models:/... or a model dir.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import functools
-import shlex
-import shutil
 from collections import Counter
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field
@@ -33,23 +20,13 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
-from gocore.errors import GozeroError
-from gocore.play.gtp_client import GNUGO_FALLBACK, gnugo_command
-from gocore.play.match import RULES, GtpAgent, MatchConfig, play_match
+from gocore.play.match import RULES, MatchConfig, play_match
 from gocore.play.ratings import SprtConfig, sprt, summarize
 from gocore.rules import sgf
-from gocore.search.agents import Agent, RandomAgent, UCTAgent
 from storage import matches
+from tasks.players import PlayerSettings, build_player
 
-DEFAULT_GNUGO_LEVEL = 5
-# GNU Go passes with dead stones still on the board; Tromp-Taylor would count them as alive
-# (a random player then "beats" GNU Go). Capturing them first makes both counts agree.
-GNUGO_TROMP_TAYLOR = ["--capture-all-dead"]
 FAILURES = frozenset({"illegal-move", "timeout", "crash", "error"})  # lost by failing, not by play
-
-
-class PlayerError(GozeroError, ValueError):
-    """A player spec that names no player we can build."""
 
 
 @dataclass(frozen=True)
@@ -69,103 +46,14 @@ class MatchSettings:
     gtp_timeout: float = 30.0
     """Seconds an external engine gets per command before it loses the game."""
 
+    def player_settings(self) -> PlayerSettings:
+        """How the match's players play: its board, komi, budget and engine timeout."""
+        return PlayerSettings(self.config.size, self.config.komi, self.sims, self.gtp_timeout)
+
     def to_dict(self) -> dict[str, Any]:
         """The flat JSON form written to match.json."""
         flat = asdict(self)
         return {**{k: v for k, v in flat.items() if k != "config"}, **flat["config"], "rules": RULES}
-
-
-@dataclass
-class Player:
-    """One side of a match: its label and a maker of a fresh agent per game (seeded)."""
-
-    label: str
-    make: Callable[[int], Agent]
-    engine: GtpAgent | None = None  # an external engine, shared by the side's games
-
-    def close(self) -> None:
-        """Stop the external engine, if any."""
-        if self.engine is not None:
-            self.engine.close()
-
-
-def build_player(spec: str, settings: MatchSettings, data: Path | None = None) -> Player:
-    """The player a spec names (see the module docstring); PlayerError if it names none.
-
-    `data` is the data dir whose model registry a ``models:/`` URI is looked up in.
-    """
-    name, _, arg = spec.partition("-")
-    if spec == "random":
-        return Player(spec, lambda seed: RandomAgent(seed=seed))
-    if name == "uct" and (not arg or arg.isdigit()):
-        simulations = int(arg or settings.sims)
-        return Player(spec, lambda seed: UCTAgent(simulations=simulations, seed=seed))
-    if name == "gnugo" and (not arg or arg.isdigit()):
-        command = gnugo_command(int(arg or DEFAULT_GNUGO_LEVEL), settings.config.size, settings.config.komi)
-        return _engine_player(spec, command + GNUGO_TROMP_TAYLOR, settings)
-    if spec.startswith("gtp:"):
-        return _engine_player(spec, _engine_command(spec.removeprefix("gtp:")), settings)
-    if spec.startswith("models:/") or "://" in spec or Path(spec).is_dir():
-        return _model_player(spec, settings, data)
-    raise PlayerError(f"unknown player {spec!r}: use random, uct[-N], gnugo[-LEVEL], gtp:COMMAND, "
-                      "models:/NAME@ALIAS or a model directory")
-
-
-def _engine_command(text: str) -> list[str]:
-    """A GTP engine's argv; its program must exist (``gnugo`` also at /usr/games/gnugo)."""
-    argv = shlex.split(text)
-    if not argv:
-        raise PlayerError("gtp: needs an engine command, e.g. 'gtp:gnugo --mode gtp --level 1'")
-    program = shutil.which(argv[0])
-    if program is None and argv[0] == "gnugo" and Path(GNUGO_FALLBACK).exists():
-        program = GNUGO_FALLBACK
-    if program is None:
-        raise PlayerError(f"GTP engine {argv[0]!r} not found (give a path or put it on PATH)")
-    return [program, *argv[1:]]
-
-
-def _engine_player(spec: str, command: list[str], settings: MatchSettings) -> Player:
-    engine = GtpAgent(command, name=spec, timeout=settings.gtp_timeout)
-    return Player(spec, lambda seed: engine, engine)
-
-
-def _model_player(spec: str, settings: MatchSettings, data: Path | None) -> Player:
-    """AlphaGo Zero's search over a saved or registered net (loaded once per process).
-
-    The MATCH preset (no noise, resigns below -0.9) with `sims` simulations, but the opening
-    moves sampled by visit count: deterministic players would replay the same two games.
-    """
-    from gocore.nn.inference import NetEvaluator
-    from gocore.search import mcts
-    from gocore.search.agents import AlphaZeroAgent
-
-    net = _load_net(spec, None if data is None else str(data))
-    if net.config.board_size != settings.config.size:
-        raise PlayerError(f"{spec} plays {net.config.board_size}x{net.config.board_size}, "
-                          f"not {settings.config.size}x{settings.config.size}")
-    evaluator = NetEvaluator(net)
-    config = dataclasses.replace(mcts.MATCH, simulations=settings.sims, temperature_moves=None)
-    return Player(spec, lambda seed: AlphaZeroAgent(evaluator, config, seed=seed))
-
-
-@functools.lru_cache(maxsize=4)
-def _load_net(spec: str, data: str | None) -> Any:
-    """The net of a model directory (no MLflow needed) or a registry URI; cached per process."""
-    from gocore.nn.nets import build_net
-
-    if Path(spec).is_dir():
-        from storage.checkpoints import CheckpointError, load_model
-
-        try:
-            return load_model(Path(spec), build_net)[0]
-        except (CheckpointError, ValueError, KeyError, TypeError) as error:
-            raise PlayerError(f"cannot load {spec}: {error}") from error
-    from storage import registry
-
-    try:
-        return registry.load(spec, build_net, None if data is None else Path(data))[0]
-    except registry.RegistryError as error:
-        raise PlayerError(f"{spec}: {error}") from error
 
 
 def _data_of(match: Path) -> Path:
@@ -177,7 +65,7 @@ def start_match(match_dir: str, settings: MatchSettings, games_per_chunk: int = 
     """Record the settings and split the games not yet on disk into chunks."""
     match = Path(match_dir)
     for spec in (settings.black, settings.white):
-        build_player(spec, settings, _data_of(match)).close()  # a bad spec fails once, not per chunk
+        build_player(spec, settings.player_settings(), _data_of(match)).close()  # a bad spec fails once, not per chunk
     matches.begin(match, settings.to_dict())
     todo = matches.missing_games(match, settings.games)
     size = max(1, games_per_chunk)
@@ -195,15 +83,15 @@ def play_chunk(match_dir: str, settings: MatchSettings, indices: list[int],
     todo = sorted(set(indices) - matches.finished_games(match))
     if not todo:  # a resumed chunk: nothing to load or start
         return matches.read_rows(match, indices)
-    player_a = build_player(settings.black, settings, _data_of(match))
+    player_a = build_player(settings.black, settings.player_settings(), _data_of(match))
     try:
-        player_b = build_player(settings.white, settings, _data_of(match))
+        player_b = build_player(settings.white, settings.player_settings(), _data_of(match))
     except Exception:
         player_a.close()
         raise
     try:
         for game in play_match(player_a.make, player_b.make, todo, settings.config,
-                               (player_a.label, player_b.label)):
+                               (player_a.display, player_b.display)):
             matches.write_game(match, game.index, sgf.write(game.record()), game.row())
             if on_game is not None:
                 on_game(game.row())
@@ -242,7 +130,8 @@ def match_summary(match_id: str, settings: MatchSettings, rows: list[Mapping[str
     compared = [row for row in rows if row["disagreement"] is not None]
     facts = summarize([row["a_score"] for row in rows], gate, sprt_config)
     return {
-        "match_id": match_id, "player_a": settings.black, "player_b": settings.white,
+        "match_id": match_id, "player_a": _played_as(rows, settings.black, "a"),
+        "player_b": _played_as(rows, settings.white, "b"),
         "games_planned": settings.games, "stopped_early": len(rows) < settings.games,
         **facts,
         "reasons": dict(Counter(row["reason"] for row in rows)),
@@ -253,6 +142,14 @@ def match_summary(match_id: str, settings: MatchSettings, rows: list[Mapping[str
         "seconds": sum(row["seconds"] for row in rows),
         "settings": settings.to_dict(),
     }
+
+
+def _played_as(rows: list[Mapping[str, Any]], spec: str, side: str) -> str:
+    """How a side's games name it (the spec and the kind of player, e.g. ``models:/m/3 (policy)``),
+    else its spec."""
+    for row in rows:
+        return row["black"] if (row["a_color"] == 1) == (side == "a") else row["white"]
+    return spec
 
 
 @task(cache_policy=NO_CACHE)

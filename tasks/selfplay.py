@@ -23,7 +23,6 @@ Models (`model_uri`):
 from __future__ import annotations
 
 import contextlib
-import functools
 import json
 import time
 from collections.abc import Iterator
@@ -40,6 +39,7 @@ from gocore.search.selfplay import SelfPlayConfig, play
 from storage import layout
 from storage.atomic import write_bytes, write_json
 from storage.datasets import write_parquet
+from tasks.models import ModelError, load_model
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -129,39 +129,16 @@ def load_evaluator(model_uri: str, size: int, data_dir: str | None) -> tuple[Eva
 
     if model_uri == UNIFORM:
         return UniformEvaluator(), UNIFORM, None
-    net, version = _load_net(model_uri, data_dir)
+    try:
+        loaded = load_model(model_uri, data_dir)
+    except ModelError as error:
+        raise SelfPlayError(str(error)) from error
+    net = loaded.net
     if net.config.board_size != size:
         raise SelfPlayError(f"{model_uri} plays {net.config.board_size}x{net.config.board_size}, "
                             f"not {size}x{size}")
     evaluator = NetEvaluator(net)
-    return evaluator, version, evaluator.encoder
-
-
-def _load_net(model_uri: str, data_dir: str | None) -> tuple[Any, str]:
-    """(net, version label) of a registry URI or model directory, loaded once per process per version."""
-    from storage import registry
-
-    data = Path(data_dir) if data_dir is not None else None
-    try:
-        if model_uri.startswith("models:/"):  # an alias moves: resolve it on every call, cache the version
-            info = registry.describe(*registry.parse_model_uri(model_uri), data=data)
-            return _cached_net(info.uri, data_dir, None), f"{info.name}/{info.version}"
-        path = Path(model_uri)
-        config = path / "config.json"
-        stamp = config.stat().st_mtime_ns if config.exists() else None  # re-saved in place: reload
-        label = str(path.resolve()) if path.is_dir() else model_uri
-        return _cached_net(model_uri, data_dir, stamp), label
-    except (registry.RegistryError, OSError) as error:
-        raise SelfPlayError(str(error)) from error
-
-
-@functools.lru_cache(maxsize=2)
-def _cached_net(uri: str, data_dir: str | None, stamp: int | None) -> Any:
-    """The net `uri` names (a worker runs many tasks with one model); `stamp` only keys the cache."""
-    from gocore.nn.nets import build_net
-    from storage import registry
-
-    return registry.load(uri, build_net, Path(data_dir) if data_dir is not None else None)[0]
+    return evaluator, loaded.version, evaluator.encoder
 
 
 @contextlib.contextmanager

@@ -77,7 +77,7 @@ def test_a_bad_agent_spec_is_one_line_on_stderr_and_exit_1():
     session = subprocess.run(GTP + ["--agent", "alphabeta"], input="name\n", capture_output=True, text=True,
                              timeout=60)
     assert session.returncode == 1 and session.stdout == ""
-    assert session.stderr.startswith("error: unknown agent 'alphabeta'") and session.stderr.count("\n") == 1
+    assert session.stderr.startswith("error: unknown player 'alphabeta'") and session.stderr.count("\n") == 1
 
 
 @pytest.mark.parametrize("uri", ["models:/not a model uri", "no/such/model-dir"])

@@ -16,7 +16,8 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from flows.ingest import _artifact_key, dataset_progress, run_ingest
+from flows.ingest import dataset_progress, run_ingest
+from flows.runtime import artifact_key
 from gocore.nn import features
 from gocore.nn.encode import EncodeOptions
 from gocore.rules.sgf import write
@@ -133,7 +134,7 @@ def test_flow_publishes_the_summary_as_a_markdown_artifact(ingested):
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     with get_client(sync_client=True) as client:
-        wanted = ArtifactFilter(key=ArtifactFilterKey(any_=[_artifact_key("dataset", NAME)]))
+        wanted = ArtifactFilter(key=ArtifactFilterKey(any_=[artifact_key("dataset", NAME)]))
         artifacts = client.read_artifacts(artifact_filter=wanted)
     assert artifacts, "no dataset summary artifact"
     assert f"| rows | {ingested.first['rows']:,} |" in artifacts[-1].data
@@ -145,13 +146,13 @@ def test_progress_counts_every_planned_shard_as_done(ingested):
 
 # --- without running the flow --------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["mixed", "KGS_2019.v2", "gen=3", "cgos-9x9"])
+@pytest.mark.parametrize("name", ["mixed", "KGS_2019.v2", "gen=3", "cgos-9x9", "x" * 128, "a--b_"])
 def test_artifact_keys_are_valid_for_every_name_the_layout_allows(name):
     from prefect.client.schemas.actions import ArtifactCreate
 
     layout.safe_name(name)
     for prefix in ("ingest", "dataset"):
-        key = _artifact_key(prefix, name)
+        key = artifact_key(prefix, name)
         assert ArtifactCreate(key=key, type="markdown", data="").key == key  # Prefect's own check
 
 

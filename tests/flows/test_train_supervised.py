@@ -46,7 +46,7 @@ def test_the_flow_trains_and_registers_a_policy_and_a_value_net(prefect_harness,
 
 
 def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
-    result = CliRunner().invoke(app, ["train", "--dataset", DATASET, "--model", "dual", "--preset", "tiny",
+    result = CliRunner().invoke(app, ["train", "--dataset", DATASET, "--family", "dual", "--preset", "tiny",
                                       "--steps", "20", "--batch-size", "32", "--data-dir", str(data)])
     assert result.exit_code == 0, result.output
     run_id = re.search(r"MLflow run: ([0-9a-f]{32})", result.stdout)[1]
@@ -58,7 +58,7 @@ def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
 @pytest.mark.parametrize("arguments, message", [
     (["--dataset", "nope"], "dataset 'nope' not found"),
     (["--dataset", DATASET, "--preset", "huge"], "unknown preset 'huge'"),
-    (["--dataset", DATASET, "--model", "rollout"], "model 'rollout' is not one of"),
+    (["--dataset", DATASET, "--family", "rollout"], "model 'rollout' is not one of"),
     (["--dataset", DATASET, "--device", "cuda:7"], "device 'cuda:7' was requested"),
 ])
 def test_cli_refuses_bad_input_in_one_red_line(arguments: list[str], message: str, data: Path) -> None:

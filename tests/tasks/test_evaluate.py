@@ -1,4 +1,4 @@
-"""tasks.evaluate through its plain functions (what the tasks call): player specs, chunks, resume,
+"""tasks.evaluate through its plain functions (what the tasks call): chunks, resume,
 early stop, the results table and summary; one match against GNU Go through the GTP spec."""
 
 from __future__ import annotations
@@ -9,14 +9,11 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
-from gocore.play.match import GtpAgent, MatchConfig
+from gocore.play.match import MatchConfig
 from gocore.play.ratings import SprtConfig
-from gocore.search.agents import RandomAgent, UCTAgent
 from storage import matches
 from tasks.evaluate import (
     MatchSettings,
-    PlayerError,
-    build_player,
     finalize_match,
     finish_match,
     is_decided,
@@ -24,6 +21,7 @@ from tasks.evaluate import (
     play_games,
     start_match,
 )
+from tasks.players import PlayerError, build_player
 
 TINY = MatchConfig(size=5, komi=7.5, seed=1)
 
@@ -31,34 +29,6 @@ TINY = MatchConfig(size=5, komi=7.5, seed=1)
 def settings(black: str = "random", white: str = "uct-5", games: int = 4, **changes) -> MatchSettings:
     return MatchSettings(black, white, games, sims=changes.pop("sims", 8), config=changes.pop("config", TINY),
                          **changes)
-
-
-def test_specs_build_our_agents_seeded_per_game():
-    random_player = build_player("random", settings())
-    assert isinstance(random_player.make(1), RandomAgent) and random_player.make(1) is not random_player.make(1)
-    assert build_player("uct-7", settings()).make(0).simulations == 7
-    assert build_player("uct", settings()).make(0).simulations == 8  # a bare uct searches --sims
-    assert isinstance(build_player("uct-3", settings()).make(0), UCTAgent)
-
-
-def test_engine_specs_share_one_engine_per_side(gnugo_path: str):
-    player = build_player("gnugo-1", settings())
-    engine = player.make(0)
-    assert isinstance(engine, GtpAgent) and player.make(1) is engine and player.engine is engine
-    assert engine.command[engine.command.index("--level") + 1] == "1"
-    assert "--capture-all-dead" in engine.command and engine.command[engine.command.index("--boardsize") + 1] == "5"
-    gtp = build_player("gtp:gnugo --mode gtp --level 0", settings()).engine
-    assert Path(gtp.command[0]).name == "gnugo" and gtp.command[1:] == ["--mode", "gtp", "--level", "0"]
-    assert gtp.name == "gtp:gnugo --mode gtp --level 0"
-
-
-@pytest.mark.parametrize("spec, message", [
-    ("alphabeta", "unknown player"), ("uct-x", "unknown player"), ("gtp:", "needs an engine command"),
-    ("gtp:no-such-engine-here --gtp", "not found"),
-])
-def test_bad_specs_are_refused_with_a_reason(spec: str, message: str, data_dir: Path):
-    with pytest.raises(PlayerError, match=message):
-        build_player(spec, settings())
 
 
 def test_chunks_cover_the_missing_games_and_a_rerun_plays_nothing_twice(tmp_path: Path):
@@ -149,7 +119,7 @@ def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tm
     config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)
     model = str(save_model(tmp_path / "tiny", build_net(config), config.to_dict()))
     net_vs_random = settings(model, "random", games=2, sims=4, config=MatchConfig(size=5, max_moves=12))
-    agent = build_player(model, net_vs_random).make(3)
+    agent = build_player(model, net_vs_random.player_settings()).make(3)
     assert isinstance(agent, AlphaZeroAgent) and agent.config.simulations == 4
     match = str(tmp_path / "m")
     for chunk in start_match(match, net_vs_random):
@@ -157,7 +127,7 @@ def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tm
     rows = matches.read_rows(Path(match))
     assert len(rows) == 2 and {r["reason"] for r in rows} <= {"two-passes", "move-cap", "resign"}
     with pytest.raises(PlayerError, match="plays 5x5, not 9x9"):
-        build_player(model, settings(config=MatchConfig(size=9)))
+        build_player(model, settings(config=MatchConfig(size=9)).player_settings())
     (tmp_path / "broken").mkdir()
     with pytest.raises(PlayerError, match="cannot load"):
-        build_player(str(tmp_path / "broken"), settings())
+        build_player(str(tmp_path / "broken"), settings().player_settings())

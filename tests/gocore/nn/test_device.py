@@ -130,3 +130,56 @@ def test_to_device_copies_asynchronously_only_to_cuda(monkeypatch: pytest.Monkey
     to_device([torch.ones(1)], torch.device("cuda"), non_blocking=False)
     to_device([torch.ones(1)], torch.device("mps"))
     assert [blocking for _, blocking in calls] == [True, False, False]
+
+
+def test_default_threads_leave_busy_cores_alone():
+    from gocore.nn.device import default_threads
+
+    assert default_threads(cores=2, busy=0.0) == 2
+    assert default_threads(cores=2, busy=1.2) == 1
+    assert default_threads(cores=8, busy=2.6) == 5
+    assert default_threads(cores=2, busy=7.0) == 1  # never below one
+
+
+def test_busy_cores_measures_a_spinning_process():
+    import multiprocessing
+    import os
+
+    from gocore.nn.device import busy_cores
+
+    now = busy_cores(0.2)
+    assert 0.0 <= now <= (os.cpu_count() or 1) + 1e-6
+    spinner = multiprocessing.get_context("spawn").Process(target=_spin, args=(3.0,))
+    spinner.start()
+    try:
+        import time
+        time.sleep(0.5)  # the spawned interpreter is up and spinning
+        assert busy_cores(0.5) >= 0.6
+    finally:
+        spinner.terminate()
+        spinner.join()
+
+
+def _spin(seconds: float) -> None:
+    import time
+
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
+
+
+def test_set_threads_follows_the_environment_and_refuses_nonsense(monkeypatch):
+    from gocore.nn.device import set_threads
+
+    before = torch.get_num_threads()
+    try:
+        monkeypatch.setenv("GOZERO_THREADS", "1")
+        assert set_threads() == 1 and torch.get_num_threads() == 1
+        assert set_threads(2) == 2 and torch.get_num_threads() == 2
+        monkeypatch.setenv("GOZERO_THREADS", "many")
+        with pytest.raises(DeviceError, match="GOZERO_THREADS"):
+            set_threads()
+        with pytest.raises(DeviceError, match="at least 1"):
+            set_threads(0)
+    finally:
+        torch.set_num_threads(before)

@@ -1,0 +1,179 @@
+"""Players by name: the one parser of player specs, and the agents they build.
+
+Every place a player is named (`gozero play`, `gozero gtp --agent`, `gozero evaluate`, the gates
+and ladders of the loops) goes through `parse_player` and `build_player`:
+
+    random                   uniform random legal moves (never fills its own eyes)
+    uct | uct-N              UCT with random playouts, N simulations per move (default: sims)
+    gnugo | gnugo-L          GNU Go at level L (default 5) over GTP: Chinese rules, positional
+                             superko, --capture-all-dead, the board size and komi of the game
+    gtp:COMMAND              any GTP engine, e.g. ``gtp:gnugo --mode gtp --level 1`` (split like
+                             a shell; ``gnugo`` is also found at /usr/games/gnugo)
+    models:/NAME@ALIAS, models:/NAME/VERSION, an artifact URI (``scheme://...``), a model directory
+                             a net, playing as what it is: a dual net by AlphaGo Zero's PUCT search
+                             (sims simulations), a policy net by its most probable move
+
+Nets are loaded once per process (`tasks.models`).
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gocore.errors import GozeroError
+from tasks.models import ModelError, load_model
+
+if TYPE_CHECKING:  # the engine loads with the first player built: `gozero --help` stays fast
+    from gocore.play.match import GtpAgent
+    from gocore.search.agents import Agent
+
+DEFAULT_GNUGO_LEVEL = 5
+# GNU Go passes with dead stones still on the board; Tromp-Taylor would count them as alive
+# (a random player then "beats" GNU Go). Capturing them first makes both counts agree.
+GNUGO_TROMP_TAYLOR = ("--capture-all-dead",)
+KINDS = ("random", "uct", "gnugo", "gtp", "model")
+SPECS_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS, models:/NAME/VERSION or a model dir"
+
+
+class PlayerError(GozeroError, ValueError):
+    """A player spec that names no player we can build."""
+
+
+@dataclass(frozen=True)
+class PlayerSpec:
+    """What a spec names, before anything is built or started."""
+
+    text: str
+    """The spec as given."""
+    kind: str
+    """One of `KINDS`."""
+    number: int | None = None
+    """uct: simulations; gnugo: level; None: the default."""
+    command: tuple[str, ...] = ()
+    """gtp: the engine's argv as given (its program not yet looked up)."""
+
+
+@dataclass(frozen=True)
+class PlayerSettings:
+    """How built players play: the game they are in and their search budget."""
+
+    size: int = 9
+    """Board size: engines are told it, nets must play it."""
+    komi: float = 7.5
+    """Komi: engines are told it."""
+    sims: int = 100
+    """Simulations per move for nets and a bare ``uct``."""
+    gtp_timeout: float = 30.0
+    """Seconds an external engine gets per command before it loses the game."""
+    sample_opening: bool = True
+    """Nets sample their opening moves by visit count (matches: else every game repeats); False
+    plays the most visited move from the start (GTP: a GUI expects the engine's best move)."""
+
+
+@dataclass
+class Player:
+    """One side of a game: its label, what kind of player it is, and a maker of a fresh agent per
+    game (seeded); an external engine is shared by the side's games and closed with `close`."""
+
+    label: str
+    kind: str
+    make: Callable[[int], Agent]
+    engine: GtpAgent | None = None
+    board_size: int | None = None  # a net plays only its own size; None: any
+
+    @property
+    def display(self) -> str:
+        """The label, with the kind of player when the label does not say it: what match
+        summaries and SGF player names show (``models:/gozero-9x9/3 (alphazero-100)``)."""
+        return self.label if self.label == self.kind or self.kind in ("random", "gtp") else f"{self.label} ({self.kind})"
+
+    def close(self) -> None:
+        """Stop the external engine, if any."""
+        if self.engine is not None:
+            self.engine.close()
+
+
+def parse_player(spec: str) -> PlayerSpec:
+    """The `PlayerSpec` a spec names; PlayerError if it names none."""
+    name, _, arg = spec.partition("-")
+    if spec == "random":
+        return PlayerSpec(spec, "random")
+    if name in ("uct", "gnugo") and (not arg or arg.isdigit()):
+        return PlayerSpec(spec, name, int(arg) if arg else None)
+    if spec.startswith("gtp:"):
+        command = tuple(shlex.split(spec.removeprefix("gtp:")))
+        if not command:
+            raise PlayerError("gtp: needs an engine command, e.g. 'gtp:gnugo --mode gtp --level 1'")
+        return PlayerSpec(spec, "gtp", command=command)
+    if spec.startswith("models:/") or "://" in spec or Path(spec).is_dir():
+        return PlayerSpec(spec, "model")
+    raise PlayerError(f"unknown player {spec!r}: use {SPECS_HELP}")
+
+
+def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) -> Player:
+    """The player `spec` names, ready to play; `data` is the data dir of the model registry."""
+    from gocore.play.gtp_client import gnugo_command
+    from gocore.search.agents import RandomAgent, UCTAgent
+
+    parsed = parse_player(spec)
+    if parsed.kind == "random":
+        return Player(spec, "random", lambda seed: RandomAgent(seed=seed))
+    if parsed.kind == "uct":
+        simulations = parsed.number or settings.sims
+        return Player(spec, f"uct-{simulations}", lambda seed: UCTAgent(simulations=simulations, seed=seed))
+    if parsed.kind == "gnugo":
+        command = gnugo_command(parsed.number or DEFAULT_GNUGO_LEVEL, settings.size, settings.komi)
+        return _engine_player(spec, [*command, *GNUGO_TROMP_TAYLOR], settings)
+    if parsed.kind == "gtp":
+        return _engine_player(spec, engine_command(parsed.command), settings)
+    return _model_player(spec, settings, data)
+
+
+def engine_command(argv: tuple[str, ...] | list[str]) -> list[str]:
+    """A GTP engine's argv with its program found (``gnugo`` also at /usr/games/gnugo)."""
+    from gocore.play.gtp_client import GNUGO_FALLBACK
+
+    program = shutil.which(argv[0])
+    if program is None and argv[0] == "gnugo" and Path(GNUGO_FALLBACK).exists():
+        program = GNUGO_FALLBACK
+    if program is None:
+        raise PlayerError(f"GTP engine {argv[0]!r} not found (give a path or put it on PATH)")
+    return [program, *argv[1:]]
+
+
+def _engine_player(spec: str, command: list[str], settings: PlayerSettings) -> Player:
+    from gocore.play.match import GtpAgent
+
+    engine = GtpAgent(command, name=spec, timeout=settings.gtp_timeout)
+    return Player(spec, "gtp", lambda seed: engine, engine)
+
+
+def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Player:
+    """A net as the player it is: PUCT search over a dual net, the policy's best move otherwise."""
+    from gocore.nn.inference import NetEvaluator
+    from gocore.search import mcts
+    from gocore.search.agents import AlphaZeroAgent, PolicyAgent
+
+    try:
+        net = load_model(spec, data).net
+    except ModelError as error:
+        raise PlayerError(str(error)) from error
+    size, family = net.config.board_size, net.config.family
+    if size != settings.size:
+        raise PlayerError(f"{spec} plays {size}x{size}, not {settings.size}x{settings.size}")
+    evaluator = NetEvaluator(net)
+    if family == "policy":
+        return Player(spec, "policy", lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed), board_size=size)
+    if family != "dual":
+        raise PlayerError(f"{spec} is a {family} net, which cannot choose moves by itself")
+    # MATCH: no noise, resigns below -0.9; matches sample their first moves so games differ.
+    config = mcts.MATCH.replace(simulations=settings.sims)
+    if settings.sample_opening:
+        config = config.replace(temperature_moves=None)  # the default: about N*N/12 sampled moves
+    return Player(spec, f"alphazero-{settings.sims}", lambda seed: AlphaZeroAgent(evaluator, config, seed=seed),
+                  board_size=size)

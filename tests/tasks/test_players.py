@@ -1,0 +1,102 @@
+"""tasks.players and tasks.models: every player spec, nets playing as what they are, model loading."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gocore.nn.nets import NetConfig, build_net
+from gocore.play.match import GtpAgent
+from gocore.search.agents import AlphaZeroAgent, PolicyAgent, RandomAgent, UCTAgent
+from storage.checkpoints import save_model
+from tasks.models import ModelError, load_model, load_net
+from tasks.players import PlayerError, PlayerSettings, build_player, parse_player
+
+SETTINGS = PlayerSettings(size=5, komi=7.5, sims=8)
+
+
+def tiny_model(path: Path, family: str = "dual", size: int = 5) -> str:
+    config = NetConfig(board_size=size, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16,
+                       family=family)
+    return str(save_model(path, build_net(config), config.to_dict()))
+
+
+def test_specs_parse_to_their_kind_and_number():
+    assert parse_player("random").kind == "random"
+    assert (parse_player("uct-7").kind, parse_player("uct-7").number) == ("uct", 7)
+    assert (parse_player("gnugo").kind, parse_player("gnugo").number) == ("gnugo", None)
+    assert parse_player("gtp:gnugo --mode gtp").command == ("gnugo", "--mode", "gtp")
+    assert parse_player("models:/gozero-9x9@champion").kind == "model"
+
+
+def test_specs_build_our_agents_seeded_per_game():
+    random_player = build_player("random", SETTINGS)
+    assert isinstance(random_player.make(1), RandomAgent) and random_player.make(1) is not random_player.make(1)
+    assert build_player("uct-7", SETTINGS).make(0).simulations == 7
+    assert build_player("uct", SETTINGS).make(0).simulations == 8  # a bare uct searches `sims`
+    assert isinstance(build_player("uct-3", SETTINGS).make(0), UCTAgent)
+
+
+def test_engine_specs_share_one_engine_per_side(gnugo_path: str):
+    player = build_player("gnugo-1", SETTINGS)
+    engine = player.make(0)
+    assert isinstance(engine, GtpAgent) and player.make(1) is engine and player.engine is engine
+    assert engine.command[engine.command.index("--level") + 1] == "1"
+    assert "--capture-all-dead" in engine.command and engine.command[engine.command.index("--boardsize") + 1] == "5"
+    gtp = build_player("gtp:gnugo --mode gtp --level 0", SETTINGS).engine
+    assert Path(gtp.command[0]).name == "gnugo" and gtp.command[1:] == ["--mode", "gtp", "--level", "0"]
+    assert gtp.name == "gtp:gnugo --mode gtp --level 0"
+    player.close()
+    gtp.close()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("alphabeta", "unknown player"), ("uct-x", "unknown player"), ("gtp:", "needs an engine command"),
+    ("gtp:no-such-engine-here --gtp", "not found"),
+])
+def test_bad_specs_are_refused_with_a_reason(spec: str, message: str, data_dir: Path):
+    with pytest.raises(PlayerError, match=message):
+        build_player(spec, SETTINGS)
+
+
+def test_nets_play_as_what_they_are(tmp_path: Path):
+    dual = build_player(tiny_model(tmp_path / "dual"), SETTINGS)
+    assert dual.kind == "alphazero-8" and isinstance(dual.make(0), AlphaZeroAgent)
+    assert dual.make(0).config.simulations == 8 and dual.board_size == 5
+    policy = build_player(tiny_model(tmp_path / "policy", "policy"), SETTINGS)
+    assert policy.kind == "policy" and isinstance(policy.make(0), PolicyAgent)
+    assert dual.display.endswith("(alphazero-8)") and policy.display.endswith("(policy)")
+    assert build_player("uct-3", SETTINGS).display == "uct-3"
+    assert build_player("uct", SETTINGS).display == "uct (uct-8)"
+    with pytest.raises(PlayerError, match="value net, which cannot choose moves"):
+        build_player(tiny_model(tmp_path / "value", "value"), SETTINGS)
+    with pytest.raises(PlayerError, match="plays 5x5, not 9x9"):
+        build_player(str(tmp_path / "dual"), PlayerSettings(size=9))
+
+
+def test_gtp_style_settings_play_the_most_visited_move_from_the_start(tmp_path: Path):
+    model = tiny_model(tmp_path / "dual")
+    sampled = build_player(model, SETTINGS).make(0).config
+    greedy = build_player(model, PlayerSettings(size=5, sims=8, sample_opening=False)).make(0).config
+    assert sampled.temperature_moves is None and greedy.temperature_moves == 0
+
+
+def test_load_net_reads_a_model_directory_and_reloads_it_when_saved_again(tmp_path: Path):
+    path = tmp_path / "m"
+    first = load_net(tiny_model(path))
+    assert first.config.board_size == 5 and not first.training
+    assert load_net(path) is first  # cached per process
+    import os
+    tiny_model(path, size=7)  # saved again in place
+    config = path / "config.json"
+    os.utime(config, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns + 10**9))
+    again = load_model(path)
+    assert again.net.config.board_size == 7 and again.version == str(path.resolve())
+
+
+def test_missing_models_say_where_they_were_looked_for(data_dir: Path, tmp_path: Path):
+    with pytest.raises(ModelError, match=f"data dir {data_dir}"):
+        load_net("models:/gozero-9x9@champion")
+    with pytest.raises(ModelError, match="no such model directory"):
+        load_net(str(tmp_path / "nothing-here"))
