@@ -29,7 +29,7 @@ from flows.cli_selfplay import selfplay as selfplay_command
 from flows.cli_train import train_command
 from tasks.players import SPECS_HELP
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
 @app.command()
 def play(

@@ -12,11 +12,12 @@ from typing import Annotated
 
 import typer
 from rich import box
+from rich.console import Console
 from rich.table import Column, Table
 
 from flows.cli_common import DATA_DIR_HELP, console, fail
 
-models_app = typer.Typer(add_completion=False, no_args_is_help=True,
+models_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                          help="Registered models: list them, show one, promote a champion.")
 DataDir = Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)]
 
@@ -38,13 +39,18 @@ def list_models(
         console.print("no registered gozero models yet" + (f" for {size}x{size}" if size else ""))
         return
     table = Table(Column("name", no_wrap=True), Column("version", no_wrap=True), "family", "aliases",
-                  "gen", "created", Column("key metrics", min_width=20, overflow="fold"),
-                  box=box.SIMPLE_HEAD, pad_edge=False)
+                  "gen", "created", Column("key metrics", no_wrap=True), box=box.SIMPLE_HEAD, pad_edge=False)
     for v in versions:
         metrics = "\n".join(f"{k}={value}" for k, value in v.key_metrics().items())
         table.add_row(v.name, str(v.version), v.tags.get("family", "?"), ", ".join(v.aliases),
                       v.tags.get("generation", ""), f"{v.created:%Y-%m-%d}", metrics)
-    console.print(table)
+    # A pipe or file has no width: never cut metric names to rich's 80-column guess.
+    (console if console.is_terminal else Console(width=max(console.width, table_width(table)))).print(table)
+
+
+def table_width(table: Table) -> int:
+    """Columns `table` needs to print without wrapping or cutting a cell."""
+    return Console(width=10_000).measure(table).maximum
 
 
 @models_app.command()

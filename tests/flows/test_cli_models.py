@@ -36,7 +36,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 
 def invoke(*args: str):
     """Run `gozero models ARGS` with a wide terminal, so table cells are not wrapped."""
-    return RUNNER.invoke(models_app, list(args), env={"COLUMNS": "200"})
+    return RUNNER.invoke(models_app, list(args), env={"COLUMNS": "80"})  # the width a pipe gets
 
 
 def rows(output: str, name: str) -> dict[str, str]:
