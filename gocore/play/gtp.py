@@ -26,7 +26,7 @@ Decisions:
   told its share for this move (`Clock.budget`), or None when there is no limit.
 - `komi` replays the game with the new komi (a position carries its komi). `boardsize` and
   `clear_board` start an empty board. `loadsgf FILE [N]` takes size, komi, setup stones and the
-  moves before move N (GNU Go's reading: N is the next move to play) from `gocore.rules.sgf`.
+  moves before move N (GNU Go's reading: N is the next move to play) from `gocore.rules.sgf_read`.
 - The agent is one fixed agent for every size the engine accepts, or comes from
   ``factory(size, komi)``, built again when the size or komi has changed at the next genmove.
 """
@@ -45,7 +45,7 @@ from typing import TextIO
 
 import numpy as np
 
-from gocore.rules import sgf
+from gocore.rules import sgf, sgf_read
 from gocore.rules.board import MAX_SIZE, MIN_SIZE, IllegalMove, Position, own_eye_mask
 from gocore.rules.coords import CoordinateError, from_gtp, from_rowcol, is_pass, pass_move, to_gtp, to_rowcol
 from gocore.search.agents import RESIGN, Agent
@@ -442,7 +442,7 @@ class GtpEngine:
         if number == 0:
             raise GtpFailure("syntax error: move numbers start at 1")
         try:
-            record = sgf.read_games(Path(path).read_bytes(), source=path)[0]
+            record = sgf_read.read_games(Path(path).read_bytes(), source=path)[0]
             if record.size not in self.sizes:
                 raise GtpFailure(f"cannot load file: board size {record.size} is not supported here")
             setup = (tuple(record.setup_black), tuple(record.setup_white), record.first_to_play)
