@@ -1,4 +1,4 @@
-"""Speed probe for gocore.nn.features: games/s of encoding, 8x augmentation and bit packing.
+"""Speed probe for gocore.nn.features and gocore.nn.packed: games/s of encoding, 8x augmentation and bit packing.
 
 Run from the repository root (``benchmarks/gocore.py`` shadows the package if run as a script)::
 
@@ -15,7 +15,7 @@ import time
 
 import numpy as np
 
-from gocore.nn import features
+from gocore.nn import features, packed
 from gocore.rules import symmetry
 from gocore.rules.board import Position, replay_moves
 
@@ -63,7 +63,7 @@ def main() -> None:
         return features.pack_planes(augmented)
 
     def numba_path():
-        features.encode_games_packed(stones_list, movers_list, args.encoder, all8)
+        packed.encode_games_packed(stones_list, movers_list, args.encoder, all8)
         return features.augment_moves(all_moves, all8, args.size)
 
     row_symmetries = rng.integers(0, 8, size=len(all_moves))
@@ -79,11 +79,11 @@ def main() -> None:
         "numpy: encode_games+augment(all8)+pack": numpy_path,
         "numba: encode_games_packed(all8)+augment_moves": numba_path,
         "numpy: encode_games+transform_rows(random1)+pack": numpy_random1,
-        "numba: encode_games_packed_per_row(random1)": lambda: features.encode_games_packed_per_row(
-            stones_list, movers_list, args.encoder, row_symmetries),
+        "numba: encode_rows_packed(random1)": lambda: packed.encode_rows_packed(
+            stones_list, movers_list, args.encoder, np.arange(len(all_moves)), row_symmetries),
     }
-    packed = features.encode_games_packed(stones_list, movers_list, args.encoder, all8)
-    assert np.array_equal(packed, numpy_path()), "the numba hot path disagrees with the numpy path"
+    rows_packed = packed.encode_games_packed(stones_list, movers_list, args.encoder, all8)
+    assert np.array_equal(rows_packed, numpy_path()), "the numba hot path disagrees with the numpy path"
     rows = len(all_moves)
     print(f"{args.games} games of {args.size}x{args.size}, {rows / args.games:.1f} moves/game, "
           f"encoder {args.encoder}; best of {args.repeats}")
