@@ -1,8 +1,6 @@
 """Speed probe for gocore.nn.features and gocore.nn.packed: games/s of encoding, 8x augmentation and bit packing.
 
-Run from the repository root (``benchmarks/gocore.py`` shadows the package if run as a script)::
-
-    .venv/bin/python -m benchmarks.features_micro [--size 9] [--games 256] [--moves 60]
+    python -m benchmarks.features_micro [--size 9] [--games 256] [--moves 60]   (or: python benchmarks/features_micro.py)
 
 Prints the numba hot path (`encode_games_packed`) next to the numpy path it must equal
 (`encode_games` → `augment` → `pack_planes`) and, for context, `replay_moves` on the same games.
@@ -12,6 +10,22 @@ from __future__ import annotations
 
 import argparse
 import time
+
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before the imports below, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--games", type=int, default=256)
+    parser.add_argument("--moves", type=int, default=60)
+    parser.add_argument("--encoder", default="agz17")
+    parser.add_argument("--repeats", type=int, default=5)
+    return parser.parse_args()
+
+
+# ruff: noqa: E402 - the imports below come after the early parse on purpose
+if __name__ == "__main__":
+    parse_args()  # --help and usage errors end here, before numba and gocore load
 
 import numpy as np
 
@@ -42,13 +56,7 @@ def best_seconds(fn, repeats: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=9)
-    parser.add_argument("--games", type=int, default=256)
-    parser.add_argument("--moves", type=int, default=60)
-    parser.add_argument("--encoder", default="agz17")
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = parse_args()
     rng = np.random.default_rng(0)
     start = Position.initial(args.size)
     move_lists = [random_moves(args.size, args.moves, rng) for _ in range(args.games)]
