@@ -24,9 +24,10 @@ test: install
 	$(BIN)/python -m pytest -q
 
 bench: install
-	$(BIN)/python -m benchmarks.gocore
+	$(BIN)/python -m benchmarks.rules
 	$(BIN)/python -m benchmarks.ingest
 	$(BIN)/python -m benchmarks.train
+	$(BIN)/python -m benchmarks.selfplay
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

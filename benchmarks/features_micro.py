@@ -1,8 +1,6 @@
-"""Speed probe for gocore.nn.features: games/s of encoding, 8x augmentation and bit packing.
+"""Speed probe for gocore.nn.features and gocore.nn.packed: games/s of encoding, 8x augmentation and bit packing.
 
-Run from the repository root (``benchmarks/gocore.py`` shadows the package if run as a script)::
-
-    .venv/bin/python -m benchmarks.features_micro [--size 9] [--games 256] [--moves 60]
+    python -m benchmarks.features_micro [--size 9] [--games 256] [--moves 60]   (or: python benchmarks/features_micro.py)
 
 Prints the numba hot path (`encode_games_packed`) next to the numpy path it must equal
 (`encode_games` → `augment` → `pack_planes`) and, for context, `replay_moves` on the same games.
@@ -13,9 +11,25 @@ from __future__ import annotations
 import argparse
 import time
 
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before the imports below, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=9)
+    parser.add_argument("--games", type=int, default=256)
+    parser.add_argument("--moves", type=int, default=60)
+    parser.add_argument("--encoder", default="agz17")
+    parser.add_argument("--repeats", type=int, default=5)
+    return parser.parse_args()
+
+
+# ruff: noqa: E402 - the imports below come after the early parse on purpose
+if __name__ == "__main__":
+    parse_args()  # --help and usage errors end here, before numba and gocore load
+
 import numpy as np
 
-from gocore.nn import features
+from gocore.nn import features, packed
 from gocore.rules import symmetry
 from gocore.rules.board import Position, replay_moves
 
@@ -42,13 +56,7 @@ def best_seconds(fn, repeats: int) -> float:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size", type=int, default=9)
-    parser.add_argument("--games", type=int, default=256)
-    parser.add_argument("--moves", type=int, default=60)
-    parser.add_argument("--encoder", default="agz17")
-    parser.add_argument("--repeats", type=int, default=5)
-    args = parser.parse_args()
+    args = parse_args()
     rng = np.random.default_rng(0)
     start = Position.initial(args.size)
     move_lists = [random_moves(args.size, args.moves, rng) for _ in range(args.games)]
@@ -63,7 +71,7 @@ def main() -> None:
         return features.pack_planes(augmented)
 
     def numba_path():
-        features.encode_games_packed(stones_list, movers_list, args.encoder, all8)
+        packed.encode_games_packed(stones_list, movers_list, args.encoder, all8)
         return features.augment_moves(all_moves, all8, args.size)
 
     row_symmetries = rng.integers(0, 8, size=len(all_moves))
@@ -79,11 +87,11 @@ def main() -> None:
         "numpy: encode_games+augment(all8)+pack": numpy_path,
         "numba: encode_games_packed(all8)+augment_moves": numba_path,
         "numpy: encode_games+transform_rows(random1)+pack": numpy_random1,
-        "numba: encode_games_packed_per_row(random1)": lambda: features.encode_games_packed_per_row(
-            stones_list, movers_list, args.encoder, row_symmetries),
+        "numba: encode_rows_packed(random1)": lambda: packed.encode_rows_packed(
+            stones_list, movers_list, args.encoder, np.arange(len(all_moves)), row_symmetries),
     }
-    packed = features.encode_games_packed(stones_list, movers_list, args.encoder, all8)
-    assert np.array_equal(packed, numpy_path()), "the numba hot path disagrees with the numpy path"
+    rows_packed = packed.encode_games_packed(stones_list, movers_list, args.encoder, all8)
+    assert np.array_equal(rows_packed, numpy_path()), "the numba hot path disagrees with the numpy path"
     rows = len(all_moves)
     print(f"{args.games} games of {args.size}x{args.size}, {rows / args.games:.1f} moves/game, "
           f"encoder {args.encoder}; best of {args.repeats}")

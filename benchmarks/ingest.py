@@ -18,15 +18,29 @@ import tempfile
 import time
 from pathlib import Path
 
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before the imports below, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=2000, help="9x9 games to encode")
+    parser.add_argument("--baseline-games", type=int, default=300, help="games for the slower baseline")
+    parser.add_argument("--runs", type=int, default=3, help="timed runs of ours; the median counts")
+    return parser.parse_args()
+
+
+# ruff: noqa: E402 - the imports below come after the early parse on purpose
+if __name__ == "__main__":
+    parse_args()  # --help and usage errors end here, before numba, gocore and Prefect load
+
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 from sgfmill import boards  # noqa: E402
 from sgfmill import sgf as sgfmill_sgf
 
-from gocore import sgf  # noqa: E402
 from gocore.nn.encode import EncodeOptions  # noqa: E402
 from gocore.play.match import play_game  # noqa: E402
+from gocore.rules import sgf  # noqa: E402
 from gocore.search.agents import RandomAgent  # noqa: E402
 from storage import datasets  # noqa: E402
 from tasks.encode import ShardSpec, encode_shard, finalize_dataset, plan_shards  # noqa: E402
@@ -157,11 +171,7 @@ def median_times(fn, runs: int, label: str) -> tuple[float, float, object]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=2000, help="9x9 games to encode")
-    parser.add_argument("--baseline-games", type=int, default=300, help="games for the slower baseline")
-    parser.add_argument("--runs", type=int, default=3, help="timed runs of ours; the median counts")
-    args = parser.parse_args()
+    args = parse_args()
     with tempfile.TemporaryDirectory(prefix="gozero-bench-") as tmp:
         root = Path(tmp)
         games_dir = root / "raw" / "games"

@@ -26,6 +26,22 @@ import argparse
 import time
 from collections.abc import Sequence
 
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before the imports below, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=8, help="games searched in lockstep")
+    parser.add_argument("--sims", type=int, default=64, help="simulations per move")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (a self-play worker uses 1)")
+    parser.add_argument("--replay-every", type=int, default=3, help="replay every k-th recorded batch")
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
+
+
+# ruff: noqa: E402 - the imports below come after the early parse on purpose
+if __name__ == "__main__":
+    parse_args()  # --help and usage errors end here, before torch and gocore load
+
 import numpy as np
 import torch
 
@@ -109,13 +125,7 @@ def new_net(name: str) -> torch.nn.Module:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=8, help="games searched in lockstep")
-    parser.add_argument("--sims", type=int, default=64, help="simulations per move")
-    parser.add_argument("--threads", type=int, default=1, help="torch threads (a self-play worker uses 1)")
-    parser.add_argument("--replay-every", type=int, default=3, help="replay every k-th recorded batch")
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+    args = parse_args()
     torch.set_num_threads(args.threads)
     config = SELFPLAY.replace(simulations=args.sims)
     print(f"9x9 self-play, {args.games} games in lockstep, {args.sims} sims/move, "

@@ -23,6 +23,22 @@ from collections.abc import Callable, Iterable
 from itertools import islice
 from pathlib import Path
 
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before the imports below, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=300, help="random games in the dataset (x8 symmetries)")
+    parser.add_argument("--shards", type=int, default=4, help="Parquet shards")
+    parser.add_argument("--steps", type=int, default=5, help="training steps per run (>= 2)")
+    parser.add_argument("--rounds", type=int, default=7, help="rounds of one run per mode")
+    parser.add_argument("--batch-size", type=int, default=256, help="rows per step")
+    return parser.parse_args()
+
+
+# ruff: noqa: E402 - the imports below come after the early parse on purpose
+if __name__ == "__main__":
+    parse_args()  # --help and usage errors end here, before torch, gocore and storage load
+
 import numpy as np
 import torch
 
@@ -72,13 +88,7 @@ def measure(net_state: dict[str, torch.Tensor], factory: Callable[[str, int], It
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=300, help="random games in the dataset (x8 symmetries)")
-    parser.add_argument("--shards", type=int, default=4, help="Parquet shards")
-    parser.add_argument("--steps", type=int, default=5, help="training steps per run (>= 2)")
-    parser.add_argument("--rounds", type=int, default=7, help="rounds of one run per mode")
-    parser.add_argument("--batch-size", type=int, default=256, help="rows per step")
-    args = parser.parse_args()
+    args = parse_args()
 
     with tempfile.TemporaryDirectory(prefix="gozero-bench-train-") as tmp:
         started = time.perf_counter()

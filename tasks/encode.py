@@ -24,7 +24,7 @@ from prefect.cache_policies import NO_CACHE
 
 from gocore.nn import features
 from gocore.nn.encode import EncodeOptions, ShardEncoder
-from gocore.rules import sgf
+from gocore.rules import sgf, sgf_read
 from storage import datasets
 from storage.atomic import write_json
 
@@ -207,11 +207,11 @@ def _read_games(path: str, label: str) -> list[sgf.GameRecord | sgf.SgfError]:
     with open(path, "rb") as handle:
         data = handle.read()
     if not path.lower().endswith(".sgfs"):
-        return sgf.read_games_lenient(data, source=label)
+        return sgf_read.read_games_lenient(data, source=label)
     games: list[sgf.GameRecord | sgf.SgfError] = []
     for line in filter(bytes.strip, data.splitlines()):
         try:
-            found = sgf.read_games_lenient(line, source=label)
+            found = sgf_read.read_games_lenient(line, source=label)
         except sgf.SgfError as error:  # a line with no game in it
             found = [error]
         for game in found:

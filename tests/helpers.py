@@ -8,10 +8,23 @@ import numpy as np
 
 from gocore.rules.board import Position
 
+ASCII_STONES = {"X": 1, "O": -1, ".": 0, "+": 0}
+
 
 def position_from_ascii(diagram: str, to_play: int = 1, komi: float = 7.5) -> Position:
-    """Position from rows of X (black), O (white) and . (empty); the one way tests draw boards."""
-    return Position.from_ascii(diagram, to_play=to_play, komi=komi)
+    """Position from rows of X (black), O (white) and . (empty), spaces ignored; the one way tests
+    draw boards (`Position.to_ascii` draws them back)."""
+    rows = [line.replace(" ", "") for line in diagram.strip().splitlines() if line.strip()]
+    size = len(rows)
+    if any(len(row) != size for row in rows):
+        raise ValueError(f"an ASCII board must be square; got rows of {[len(r) for r in rows]}")
+    black, white = [], []
+    for r, row in enumerate(rows):
+        for c, ch in enumerate(row):
+            if ch not in ASCII_STONES:
+                raise ValueError(f"unknown board character {ch!r} (use X, O, .)")
+            (black if ASCII_STONES[ch] == 1 else white if ASCII_STONES[ch] == -1 else []).append(r * size + c)
+    return Position.from_setup(size, black, white, to_play, komi)
 
 
 def random_game(size: int, rng: np.random.Generator, max_moves: int | None = None,

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 from numba import njit
 
-from gocore.nn import features
+from gocore.nn import features, packed
 from gocore.rules import symmetry
 from gocore.rules.board import IllegalMove, Position, replay_moves
 from gocore.rules.sgf import GameRecord
@@ -161,7 +161,7 @@ class ShardEncoder:
             return empty_columns(self.options)
         moves = np.concatenate(pending.moves)  # (R,) the un-augmented positions, game after game
         index, symmetries = self._rows(len(moves))  # (R',) each: shuffled rows
-        planes = features.encode_rows_packed(pending.stones, pending.movers, self.options.encoder,
+        planes = packed.encode_rows_packed(pending.stones, pending.movers, self.options.encoder,
                                              index, symmetries)  # written in shuffled order
         rows = len(index)
         columns = {"move": np.empty(rows, np.int16), "value": np.empty(rows, np.int8),

@@ -1,9 +1,10 @@
 """GTP v2 engine: our agents behind the Go Text Protocol, for GUIs (Sabaki, GoGui, KaTrain) and GNU Go.
 
-Owns the engine side of GTP: line preprocessing, command ids, the command table, the engine's own
-game (positions for undo, moves with colours), clocks from `time_settings` / `time_left`, and the
-conversion between move ints and GTP vertices at this edge (through `gocore.rules.coords`). The client
-side is `gocore.play.gtp_client`. Start reading at `GtpEngine.handle`; `GtpEngine.serve` is the loop.
+Owns the engine side of GTP: command ids, the command table, the engine's own game (positions for
+undo, moves with colours), and the conversion between move ints and GTP vertices at this edge
+(through `gocore.rules.coords`). Line parsing and responses are `gocore.play.gtp_protocol`, clocks
+`gocore.play.gtp_clock`, the dead-stone and cleanup logic `gocore.play.gtp_board`; the client side
+is `gocore.play.gtp_client`. Start reading at `GtpEngine.handle`; `GtpEngine.serve` is the loop.
 
 Commands: the eleven GTP v2 requires (protocol_version, name, version, known_command,
 list_commands, quit, boardsize, clear_board, komi, play, genmove), and undo, showboard,
@@ -26,7 +27,7 @@ Decisions:
   told its share for this move (`Clock.budget`), or None when there is no limit.
 - `komi` replays the game with the new komi (a position carries its komi). `boardsize` and
   `clear_board` start an empty board. `loadsgf FILE [N]` takes size, komi, setup stones and the
-  moves before move N (GNU Go's reading: N is the next move to play) from `gocore.rules.sgf`.
+  moves before move N (GNU Go's reading: N is the next move to play) from `gocore.rules.sgf_read`.
 - The agent is one fixed agent for every size the engine accepts, or comes from
   ``factory(size, komi)``, built again when the size or komi has changed at the next genmove.
 """
@@ -35,163 +36,37 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
-import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
-from gocore.rules import sgf
-from gocore.rules.board import MAX_SIZE, MIN_SIZE, IllegalMove, Position, own_eye_mask
-from gocore.rules.coords import CoordinateError, from_gtp, from_rowcol, is_pass, pass_move, to_gtp, to_rowcol
+from gocore.play.gtp_board import board_diagram, chains, cleanup_move
+from gocore.play.gtp_clock import Clock, TimeSettings
+from gocore.play.gtp_protocol import (
+    GtpFailure,
+    expect_args,
+    format_response,
+    parse_color,
+    parse_number,
+    preprocess,
+)
+from gocore.rules import sgf, sgf_read
+from gocore.rules.board import MAX_SIZE, MIN_SIZE, IllegalMove, Position
+from gocore.rules.coords import CoordinateError, from_gtp, is_pass, pass_move, to_gtp
 from gocore.search.agents import RESIGN, Agent
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = "2"
 DEFAULT_SIZE = 9
-MIN_MOVE_SECONDS = 0.05  # the least thinking time a budget gives, whatever the clock says
-LAG_SECONDS = 0.1  # kept back per move for pipes, GUIs and servers between us and the clock
-TIME_SAFETY = 0.9  # share of a move's allowance actually offered to the agent
 MIN_MOVES_LEFT = 10  # our moves assumed still to come, however late in the game
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # control characters other than HT and LF
-_COLORS = {"b": 1, "black": 1, "w": -1, "white": -1}
 _STATUSES = ("alive", "dead", "seki")
 Setup = tuple[tuple[int, ...], tuple[int, ...], int]  # black stones, white stones, first to play
 _EMPTY_SETUP: Setup = ((), (), 1)
 AgentFactory = Callable[[int, float], Agent]
-
-
-class GtpFailure(Exception):
-    """A refused command; the message is what follows ``?`` in the response."""
-
-
-@dataclass(frozen=True)
-class TimeSettings:
-    """GTP ``time_settings``: main time and Canadian byo-yomi (seconds, stones per period)."""
-
-    main_time: float = 0.0
-    byo_yomi_time: float = 1.0
-    byo_yomi_stones: int = 0
-
-    @property
-    def is_unlimited(self) -> bool:
-        """GTP's way to say "no time limit": byo-yomi time but no stones."""
-        return self.byo_yomi_time > 0 and self.byo_yomi_stones == 0
-
-    @property
-    def has_byo_yomi(self) -> bool:
-        """True if byo-yomi periods follow the main time."""
-        return self.byo_yomi_time > 0 and self.byo_yomi_stones > 0
-
-
-@dataclass
-class Clock:
-    """One player's time: seconds left in the current period, stones left in it (0: main time)."""
-
-    remaining: float
-    stones: int = 0
-
-    @classmethod
-    def start(cls, settings: TimeSettings) -> Clock:
-        """A full clock: the main time, or straight into byo-yomi when there is none."""
-        if settings.main_time > 0 or not settings.has_byo_yomi:
-            return cls(settings.main_time, 0)
-        return cls(settings.byo_yomi_time, settings.byo_yomi_stones)
-
-    def budget(self, settings: TimeSettings, moves_left: float) -> float:
-        """Seconds to think about this move."""
-        if self.stones > 0:
-            share = self.remaining / self.stones
-        else:
-            share = self.remaining / moves_left
-            if settings.has_byo_yomi:  # byo-yomi comes anyway: its per-stone time is ours to spend
-                share += settings.byo_yomi_time / settings.byo_yomi_stones
-        return max(MIN_MOVE_SECONDS, TIME_SAFETY * share - LAG_SECONDS)
-
-    def spend(self, settings: TimeSettings, seconds: float) -> None:
-        """Charge one move's time; a byo-yomi period whose stones are all played starts afresh."""
-        self.remaining -= seconds
-        if self.stones > 0:
-            self.stones -= 1
-            if self.stones == 0 and settings.has_byo_yomi:
-                self.remaining, self.stones = settings.byo_yomi_time, settings.byo_yomi_stones
-        elif self.remaining <= 0 and settings.has_byo_yomi:  # main time ran out during this move
-            self.remaining, self.stones = settings.byo_yomi_time + self.remaining, settings.byo_yomi_stones
-
-
-def preprocess(line: str) -> str:
-    """A command line as GTP prescribes: control characters and ``#`` comments gone, tabs as spaces."""
-    return _CONTROL.sub("", line).split("#", 1)[0].replace("\t", " ").strip()
-
-
-def parse_color(text: str) -> int:
-    """+1 or -1 for a GTP colour (``b``, ``black``, ``w``, ``white``, any case)."""
-    color = _COLORS.get(text.lower())
-    if color is None:
-        raise GtpFailure(f"syntax error: invalid color {text!r}")
-    return color
-
-
-def _expect(args: list[str], count: int, usage: str) -> list[str]:
-    """The first `count` arguments; a syntax error naming the usage if there are fewer."""
-    if len(args) < count:
-        raise GtpFailure(f"syntax error: usage: {usage}")
-    return args[:count]
-
-
-def _number(text: str, what: str, integer: bool = False, signed: bool = False) -> float:
-    """A finite number (an int if `integer`, non-negative unless `signed`) for argument `what`."""
-    try:
-        value = int(text) if integer else float(text)
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or (value < 0 and not signed):
-        kind = ("an integer" if integer else "a number") if signed else \
-            ("a non-negative integer" if integer else "a non-negative number")
-        raise GtpFailure(f"syntax error: {what} must be {kind}, not {text!r}")
-    return value
-
-
-def _response(status: str, command_id: str, text: str) -> str:
-    """A response and its closing blank line; blank lines inside would end it early, so they go."""
-    first, *rest = text.split("\n")
-    lines = [f"{status}{command_id} {first.rstrip()}"] + [line.rstrip() for line in rest if line.strip()]
-    return "\n".join(lines) + "\n\n"
-
-
-def chains(stones: np.ndarray) -> list[list[int]]:
-    """The points of each chain of stones (N, N) int8, each chain sorted, chains by first point."""
-    size = len(stones)
-    seen: set[int] = set()
-    found = []
-    for start in np.flatnonzero(stones.ravel()):
-        if int(start) in seen:
-            continue
-        chain, frontier = [], [int(start)]
-        seen.add(int(start))
-        while frontier:
-            point = frontier.pop()
-            chain.append(point)
-            row, col = to_rowcol(point, size)
-            for r, c in ((row - 1, col), (row + 1, col), (row, col - 1), (row, col + 1)):
-                if not (0 <= r < size and 0 <= c < size and stones[r, c] == stones[row, col]):
-                    continue
-                if (neighbour := from_rowcol(r, c, size)) not in seen:
-                    seen.add(neighbour)
-                    frontier.append(neighbour)
-        found.append(sorted(chain))
-    return found
-
-
-def _captures(position: Position, color: int, move: int) -> int:
-    """Opponent stones that `color` playing the legal `move` would capture."""
-    opponent = -color
-    return int((position.stones == opponent).sum() - (position.play(move, color).stones == opponent).sum())
 
 
 class GtpEngine:
@@ -260,20 +135,20 @@ class GtpEngine:
             return None
         command_id = words.pop(0) if words[0].isascii() and words[0].isdigit() else ""
         if not words:
-            return _response("?", command_id, "syntax error: an id but no command")
+            return format_response("?", command_id, "syntax error: an id but no command")
         handler = self._handlers.get(words[0])
         if handler is None:
             log.warning("unknown command %r", words[0])
-            return _response("?", command_id, "unknown command")
+            return format_response("?", command_id, "unknown command")
         try:
-            return _response("=", command_id, handler(words[1:]))
+            return format_response("=", command_id, handler(words[1:]))
         except GtpFailure as failure:
             cause = f" ({failure.__cause__})" if failure.__cause__ else ""
             log.warning("refused %r: %s%s", " ".join(words), failure, cause)
-            return _response("?", command_id, " ".join(str(failure).split()))
+            return format_response("?", command_id, " ".join(str(failure).split()))
         except Exception as error:  # a bug must not end a game a GUI is showing: answer, log, go on
             log.exception("command %r failed", " ".join(words))
-            return _response("?", command_id, " ".join(f"internal error: {type(error).__name__}: {error}".split()))
+            return format_response("?", command_id, " ".join(f"internal error: {type(error).__name__}: {error}".split()))
 
     def serve(self, stdin: TextIO, stdout: TextIO) -> None:
         """Answer commands from `stdin` on `stdout`, flushing each response, until quit or end of input."""
@@ -319,7 +194,7 @@ class GtpEngine:
     # --- commands ------------------------------------------------------------------------------
 
     def _known_command(self, args: list[str]) -> str:
-        (name,) = _expect(args, 1, "known_command COMMAND")
+        (name,) = expect_args(args, 1, "known_command COMMAND")
         return "true" if name in self._handlers else "false"
 
     def _quit(self, args: list[str]) -> str:
@@ -327,8 +202,8 @@ class GtpEngine:
         return ""
 
     def _boardsize(self, args: list[str]) -> str:
-        (text,) = _expect(args, 1, "boardsize SIZE")
-        size = int(_number(text, "the board size", integer=True))
+        (text,) = expect_args(args, 1, "boardsize SIZE")
+        size = int(parse_number(text, "the board size", integer=True))
         if size not in self.sizes:
             raise GtpFailure("unacceptable size")
         self._start(size, self.komi)
@@ -340,12 +215,12 @@ class GtpEngine:
         return ""
 
     def _komi(self, args: list[str]) -> str:
-        (text,) = _expect(args, 1, "komi KOMI")
-        self._start(self.size, _number(text, "komi", signed=True), self._setup, self._moves)
+        (text,) = expect_args(args, 1, "komi KOMI")
+        self._start(self.size, parse_number(text, "komi", signed=True), self._setup, self._moves)
         return ""
 
     def _play(self, args: list[str]) -> str:
-        color_text, vertex = _expect(args, 2, "play COLOR VERTEX")
+        color_text, vertex = expect_args(args, 2, "play COLOR VERTEX")
         color, move = parse_color(color_text), self._vertex(vertex)
         try:
             self._push(color, move)
@@ -354,11 +229,11 @@ class GtpEngine:
         return ""
 
     def _genmove(self, args: list[str], cleanup: bool) -> str:
-        (color_text,) = _expect(args, 1, "genmove COLOR")
+        (color_text,) = expect_args(args, 1, "genmove COLOR")
         color, started = parse_color(color_text), time.monotonic()
         move = self._select_move(color)
         if cleanup and (move == RESIGN or is_pass(move, self.size)):
-            move = self._cleanup_move(color, move)
+            move = cleanup_move(self.position, color, move, self._rng)
         if color in self._clocks:
             self._clocks[color].spend(self._time, time.monotonic() - started)
         if move == RESIGN:
@@ -380,18 +255,6 @@ class GtpEngine:
             position = position.play(pass_move(self.size), -color)
         return int(agent.select_move(position))
 
-    def _cleanup_move(self, color: int, move: int) -> int:
-        """Instead of a pass or resignation: a capture, else a contact move, while a sensible move remains."""
-        position = self.position
-        candidates = np.flatnonzero((position.legal_moves(color) & ~own_eye_mask(position, color))[:-1])
-        if len(candidates) == 0:
-            return move
-        opponent = np.pad(position.stones == -color, 1).astype(np.int8)  # (N+2, N+2)
-        contacts = (opponent[:-2, 1:-1] + opponent[2:, 1:-1] + opponent[1:-1, :-2] + opponent[1:-1, 2:]).ravel()
-        keys = [(_captures(position, color, int(m)) if contacts[m] else 0, int(contacts[m])) for m in candidates]
-        best = max(keys)
-        return int(self._rng.choice([m for m, key in zip(candidates, keys) if key == best]))
-
     def _undo(self, args: list[str]) -> str:
         if not self._moves:
             raise GtpFailure("cannot undo")
@@ -400,20 +263,10 @@ class GtpEngine:
         return ""
 
     def _showboard(self, args: list[str]) -> str:
-        size, position = self.size, self.position
-        columns = " ".join(to_gtp(from_rowcol(0, col, size), size)[0] for col in range(size))
-        lines = [f"   {columns}"]
-        for row, stones in enumerate(position.to_ascii().splitlines()):
-            label = to_gtp(from_rowcol(row, 0, size), size)[1:]
-            lines.append(f"{label:>2} {stones} {label}")
-        lines.append(f"   {columns}")
-        side = "black" if position.to_play == 1 else "white"
-        last = "" if not self._moves else f", last {to_gtp(self._moves[-1][1], size)}"
-        lines.append(f"{side} to play, komi {self.komi:g}, move {len(self._moves)}{last}")
-        return "\n" + "\n".join(lines)
+        return board_diagram(self.position, self._moves, self.komi)
 
     def _final_status_list(self, args: list[str]) -> str:
-        (status,) = _expect(args, 1, "final_status_list alive|dead|seki")
+        (status,) = expect_args(args, 1, "final_status_list alive|dead|seki")
         if status not in _STATUSES:
             raise GtpFailure(f"syntax error: status must be alive, dead or seki, not {status!r}")
         if status != "alive":
@@ -421,9 +274,9 @@ class GtpEngine:
         return "\n".join(" ".join(to_gtp(m, self.size) for m in chain) for chain in chains(self.position.stones))
 
     def _time_settings(self, args: list[str]) -> str:
-        main, byo_yomi, stones = _expect(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
-        self._time = TimeSettings(_number(main, "main time"), _number(byo_yomi, "byo-yomi time"),
-                                  int(_number(stones, "byo-yomi stones", integer=True)))
+        main, byo_yomi, stones = expect_args(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
+        self._time = TimeSettings(parse_number(main, "main time"), parse_number(byo_yomi, "byo-yomi time"),
+                                  int(parse_number(stones, "byo-yomi stones", integer=True)))
         self._reset_clocks()
         return ""
 
@@ -431,18 +284,18 @@ class GtpEngine:
         self._clocks = {} if self._time.is_unlimited else {c: Clock.start(self._time) for c in (1, -1)}
 
     def _time_left(self, args: list[str]) -> str:
-        color, seconds, stones = _expect(args, 3, "time_left COLOR TIME STONES")
-        self._clocks[parse_color(color)] = Clock(_number(seconds, "time"),
-                                                 int(_number(stones, "stones", integer=True)))
+        color, seconds, stones = expect_args(args, 3, "time_left COLOR TIME STONES")
+        self._clocks[parse_color(color)] = Clock(parse_number(seconds, "time"),
+                                                 int(parse_number(stones, "stones", integer=True)))
         return ""
 
     def _loadsgf(self, args: list[str]) -> str:
-        (path,) = _expect(args, 1, "loadsgf FILE [MOVE_NUMBER]")
-        number = int(_number(args[1], "the move number", integer=True)) if len(args) > 1 else None
+        (path,) = expect_args(args, 1, "loadsgf FILE [MOVE_NUMBER]")
+        number = int(parse_number(args[1], "the move number", integer=True)) if len(args) > 1 else None
         if number == 0:
             raise GtpFailure("syntax error: move numbers start at 1")
         try:
-            record = sgf.read_games(Path(path).read_bytes(), source=path)[0]
+            record = sgf_read.read_games(Path(path).read_bytes(), source=path)[0]
             if record.size not in self.sizes:
                 raise GtpFailure(f"cannot load file: board size {record.size} is not supported here")
             setup = (tuple(record.setup_black), tuple(record.setup_white), record.first_to_play)

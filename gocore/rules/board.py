@@ -20,7 +20,6 @@ from gocore.rules.coords import to_gtp
 
 MIN_SIZE, MAX_SIZE = 5, 19
 HISTORY_LENGTH = 7  # earlier boards kept for feature planes (AlphaGo Zero uses t-1 .. t-7)
-ASCII_STONES = {"X": 1, "O": -1, ".": 0, "+": 0}
 
 
 class IllegalMove(GozeroError, ValueError):
@@ -93,21 +92,6 @@ class Position:
         state[5 * (size + 2) ** 2 + kernels.TO_PLAY_H] = _code(to_play)
         seen = np.array([state[5 * (size + 2) ** 2 + kernels.HASH_H]], dtype=np.int64)
         return cls(size, komi, state, seen, (), None)
-
-    @classmethod
-    def from_ascii(cls, diagram: str, to_play: int = 1, komi: float = 7.5) -> Position:
-        """Position from rows of ``X`` (black), ``O`` (white), ``.`` (empty); spaces ignored."""
-        rows = [line.replace(" ", "") for line in diagram.strip().splitlines() if line.strip()]
-        size = len(rows)
-        if any(len(row) != size for row in rows):
-            raise ValueError(f"an ASCII board must be square; got rows of {[len(r) for r in rows]}")
-        black, white = [], []
-        for r, row in enumerate(rows):
-            for c, ch in enumerate(row):
-                if ch not in ASCII_STONES:
-                    raise ValueError(f"unknown board character {ch!r} (use X, O, .)")
-                (black if ASCII_STONES[ch] == 1 else white if ASCII_STONES[ch] == -1 else []).append(r * size + c)
-        return cls.from_setup(size, black, white, to_play, komi)
 
     def _header(self, field: int) -> int:
         return int(self._state[5 * (self.size + 2) ** 2 + field])
@@ -194,7 +178,7 @@ class Position:
         return hash((self.size, self.zobrist_hash, self.to_play, self.ko))
 
     def to_ascii(self) -> str:
-        """The board as rows of X, O and ``.``: the inverse of `from_ascii`."""
+        """The board as rows of X, O and ``.``: what tests draw with `tests.helpers.position_from_ascii`."""
         chars = {1: "X", -1: "O", 0: "."}
         return "\n".join(" ".join(chars[int(v)] for v in row) for row in self.stones)
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gocore.nn import features
+from gocore.nn import features, packed
 from gocore.rules import sgf
 from gocore.rules.board import replay_moves
 from gocore.search.mcts import SELFPLAY, MCTSConfig, SearchedGame, play_games
@@ -87,7 +87,7 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
     winners = np.concatenate([np.full(len(g.moves), g.winner, np.int8) for g in games])  # (R,)
     lengths = [len(game.moves) for game in games]
     rows = int(sum(lengths))
-    planes = (features.encode_games_packed([s for s, _ in replays], [m for _, m in replays], encoder)
+    planes = (packed.encode_games_packed([s for s, _ in replays], [m for _, m in replays], encoder)
               if rows else np.zeros((0, features.packed_nbytes(features.get_encoder(encoder).num_planes, size)),
                                     np.uint8))  # (R, nbytes) uint8
     pis = [pi for game in games for pi in game.pis]

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from gocore.play.match import play_game
-from gocore.rules import sgf
+from gocore.rules import sgf, sgf_read
 from gocore.search.agents import RandomAgent
 
 REPO = Path(__file__).resolve().parents[2]
@@ -74,7 +74,7 @@ def test_the_local_folder_deployment_runs_on_a_process_worker(server_env, tmp_pa
         game = play_game(RandomAgent(seed=i), RandomAgent(seed=100 + i), size=9, max_moves=60)
         record = sgf.GameRecord(size=9, komi=7.5, moves=game.moves, winner=game.winner, result=game.result)
         (inbox / f"g{i}.sgf").write_text(sgf.write(record))
-    moves = sum(len(sgf.read_games((inbox / f"g{i}.sgf").read_text())[0].moves) for i in range(4))
+    moves = sum(len(sgf_read.read_games((inbox / f"g{i}.sgf").read_text())[0].moves) for i in range(4))
 
     prefect(server_env, "work-pool", "create", "gozero-local", "--type", "process")
     prefect(server_env, "--no-prompt", "deploy", "--all")

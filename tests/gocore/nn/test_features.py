@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gocore.nn import features
+from gocore.nn.packed import encode_games_packed, encode_rows_packed
 from gocore.rules import symmetry
 from gocore.rules.board import Position, replay_moves
 from gocore.rules.coords import from_rowcol
@@ -241,7 +242,7 @@ def test_encode_games_packed_equals_encode_augment_pack(random_games, encoder, o
         stones_list, movers_list, moves = replays([g for g in random_games if g[0].size == size])
         planes = features.encode_games(stones_list, movers_list, encoder)
         expected = features.pack_planes(features.augment(planes, moves, order, size)[0])
-        np.testing.assert_array_equal(features.encode_games_packed(stones_list, movers_list, encoder, order),
+        np.testing.assert_array_equal(encode_games_packed(stones_list, movers_list, encoder, order),
                                       expected)
 
 
@@ -256,7 +257,7 @@ def test_encode_games_packed_on_19x19_from_a_setup_with_passes_and_empty_games()
     stones_list, movers_list, all_moves = replays([(start, moves), (start, []), (start, moves[:5])])
     planes = features.encode_games(stones_list, movers_list, "agz17")
     expected = features.pack_planes(features.augment(planes, all_moves, symmetry.SYMMETRIES, 19)[0])
-    packed = features.encode_games_packed(stones_list, movers_list, "agz17", symmetry.SYMMETRIES)
+    packed = encode_games_packed(stones_list, movers_list, "agz17", symmetry.SYMMETRIES)
     assert packed.shape == (45 * 8, 768) and packed.flags.c_contiguous
     np.testing.assert_array_equal(packed, expected)
 
@@ -265,7 +266,7 @@ def test_encode_games_packed_on_19x19_from_a_setup_with_passes_and_empty_games()
 def test_symmetry_ids_outside_0_to_7_are_refused(random_games, bad):
     stones_list, movers_list, moves = replays(random_games[:1])
     with pytest.raises(ValueError, match="0..7"):
-        features.encode_games_packed(stones_list, movers_list, "agz17", bad)
+        encode_games_packed(stones_list, movers_list, "agz17", bad)
     with pytest.raises(ValueError, match="0..7"):
         features.augment_moves(moves, bad, 9)
 
@@ -279,15 +280,15 @@ def test_augmentation_of_no_rows_gives_no_rows():
 
 
 @pytest.mark.parametrize("encoder", sorted(features.ENCODERS))
-def test_encode_games_packed_per_row_equals_transform_rows_then_pack(random_games, encoder):
+def test_encode_rows_packed_with_a_symmetry_per_row_equals_transform_rows_then_pack(random_games, encoder):
     stones_list, movers_list, moves = replays([g for g in random_games if g[0].size == 9])
     ks = np.random.default_rng(1).integers(0, 8, size=len(moves))
+    rows = np.arange(len(moves))
     planes = features.encode_games(stones_list, movers_list, encoder)
     expected = features.pack_planes(features.transform_rows(planes, moves, ks, 9)[0])
-    np.testing.assert_array_equal(features.encode_games_packed_per_row(stones_list, movers_list, encoder, ks),
-                                  expected)
+    np.testing.assert_array_equal(encode_rows_packed(stones_list, movers_list, encoder, rows, ks), expected)
     with pytest.raises(ValueError, match="row symmetries"):
-        features.encode_games_packed_per_row(stones_list, movers_list, encoder, ks[1:])
+        encode_rows_packed(stones_list, movers_list, encoder, rows, ks[1:])
 
 
 @pytest.mark.parametrize("encoder", ["agz17", "oneplane"])

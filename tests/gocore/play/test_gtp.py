@@ -8,16 +8,10 @@ import time
 import numpy as np
 import pytest
 
-from gocore.play.gtp import (
-    LAG_SECONDS,
-    MIN_MOVE_SECONDS,
-    TIME_SAFETY,
-    Clock,
-    GtpEngine,
-    TimeSettings,
-    chains,
-    preprocess,
-)
+from gocore.play.gtp import GtpEngine
+from gocore.play.gtp_board import chains
+from gocore.play.gtp_clock import LAG_SECONDS, MIN_MOVE_SECONDS, TIME_SAFETY, Clock, TimeSettings
+from gocore.play.gtp_protocol import preprocess
 from gocore.rules import sgf
 from gocore.rules.board import Position, own_eye_mask, result_text
 from gocore.rules.coords import from_gtp, to_gtp

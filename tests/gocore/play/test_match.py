@@ -20,7 +20,7 @@ from gocore.play.match import (
     play_match_game,
     player_a_color,
 )
-from gocore.rules import sgf
+from gocore.rules import sgf, sgf_read
 from gocore.rules.board import Position
 from gocore.rules.coords import from_gtp
 from gocore.search.agents import RandomAgent
@@ -116,7 +116,7 @@ def test_colours_alternate_and_a_scores_from_a_s_side():
 
 def test_a_match_game_writes_a_complete_sgf_record():
     game = play_match_game(1, RandomAgent(5), RandomAgent(6), MatchConfig(size=7, komi=6.5), ("alpha", "beta"))
-    record = sgf.read_games(sgf.write(game.record()))[0]
+    record = sgf_read.read_games(sgf.write(game.record()))[0]
     assert (record.player_black, record.player_white, record.komi, record.rules) == ("beta", "alpha", 6.5, "Chinese")
     assert record.result == game.game.result and record.moves == game.game.moves
     assert sgf.replay(record)[-1] == game.game.final  # every move legal by our rules
@@ -127,7 +127,7 @@ def test_a_match_game_writes_a_complete_sgf_record():
 
 def test_a_forfeit_is_explained_in_the_sgf_comment():
     game = play_match_game(0, Scripted([d("E5"), d("E5")]), Scripted([d("C3")]), MatchConfig())
-    record = sgf.read_games(sgf.write(game.record()))[0]
+    record = sgf_read.read_games(sgf.write(game.record()))[0]
     assert record.result == "W+F" and record.comments[1].startswith("illegal-move: illegal move E5")
 
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from gocore.rules.board import Position
 from gocore.rules.coords import from_gtp, pass_move
-from gocore.rules.sgf import GameRecord, SgfError, read_games, read_games_lenient, replay, winner_from_result, write
+from gocore.rules.sgf import GameRecord, SgfError, replay, winner_from_result, write
+from gocore.rules.sgf_read import read_games, read_games_lenient
 from tests.helpers import position_from_ascii
 
 

@@ -1,6 +1,6 @@
-"""gocore.rules.sgf's fast path (`_FAST_GAME`): `read_games_lenient` gives exactly what sgfmill's path gives.
+"""gocore.rules.sgf_read's fast path (`_FAST_GAME`): `read_games_lenient` gives exactly what sgfmill's path gives.
 
-Every test reads its inputs twice, with `sgf._FAST` off and on, and compares records field by field,
+Every test reads its inputs twice, with `sgf_read._FAST` off and on, and compares records field by field,
 errors by (type, reason, detail, message, game_index), and exceptions raised by the whole call.
 """
 
@@ -17,8 +17,9 @@ from hypothesis import strategies as st
 from sgfmill import sgf_grammar
 
 from gocore.play.match import play_game
-from gocore.rules import sgf
-from gocore.rules.sgf import GameRecord, read_games_lenient, write
+from gocore.rules import sgf_read
+from gocore.rules.sgf import GameRecord, write
+from gocore.rules.sgf_read import read_games_lenient
 from gocore.search.agents import RandomAgent
 
 
@@ -34,9 +35,9 @@ def outcome(data: str | bytes, source: str | None) -> str:
 
 
 def assert_same(monkeypatch, data: str | bytes, source: str | None = "f.sgf") -> str:
-    monkeypatch.setattr(sgf, "_FAST", False)
+    monkeypatch.setattr(sgf_read, "_FAST", False)
     slow = outcome(data, source)
-    monkeypatch.setattr(sgf, "_FAST", True)
+    monkeypatch.setattr(sgf_read, "_FAST", True)
     fast = outcome(data, source)
     assert fast == slow, data
     return fast
@@ -125,7 +126,7 @@ def test_written_random_games_read_the_same_alone_and_as_a_collection(monkeypatc
 def test_mutated_games_read_the_same():
     rng = random.Random(2024)
     alphabet = "()[];\\ BWabcdefghijklmnopqrstuvwxyz\nA\t"
-    plain = [text for text in GAMES if sgf._FAST_GAME.match(text.encode("utf-8"))]
+    plain = [text for text in GAMES if sgf_read._FAST_GAME.match(text.encode("utf-8"))]
     bases = plain + GAMES[:3] + EDGE_CASES[:4] + ["(;SZ[9];B[ee];W[cc]) (;SZ[5]AB[aa];W[bb])"]
     with pytest.MonkeyPatch.context() as monkeypatch:
         for _ in range(800):
@@ -150,8 +151,8 @@ def test_plain_games_take_the_fast_path_and_others_sgfmill(monkeypatch):
             return function(*args)
         return wrapper
 
-    monkeypatch.setattr(sgf, "_record_from_tree", counted("tree", sgf._record_from_tree))
-    monkeypatch.setattr(sgf, "_record_from_match", counted("match", sgf._record_from_match))
+    monkeypatch.setattr(sgf_read, "_record_from_tree", counted("tree", sgf_read._record_from_tree))
+    monkeypatch.setattr(sgf_read, "_record_from_match", counted("match", sgf_read._record_from_match))
     plain = [text for text in GAMES if "C[" not in text and "\\" not in text]
     assert len(plain) >= 10
     games = read_games_lenient("\n".join(plain + ["(;SZ[9];B[ee]C[slow])", "(;HA[2]AB[aa][bb];W[cc])"]))
@@ -166,7 +167,7 @@ def test_plain_games_take_the_fast_path_and_others_sgfmill(monkeypatch):
 ])
 def test_pathological_megabyte_inputs_fail_the_fast_regex_quickly(data):
     started = time.perf_counter()
-    assert sgf._FAST_GAME.match(data) is None
+    assert sgf_read._FAST_GAME.match(data) is None
     assert time.perf_counter() - started < 0.5
 
 
@@ -180,5 +181,5 @@ def test_a_megabyte_game_is_read_the_same_by_both_paths(monkeypatch):
 @given(st.binary(max_size=30) | st.lists(st.sampled_from(list(b" \t\n\r\x0b\x0c\\a\xe9\x00")), max_size=8)
        .map(bytes))
 def test_text_values_skip_simpletext_value_only_when_it_would_change_nothing(value):
-    if not sgf._TEXT_SPECIAL.search(value):  # the shortcut of `_record`'s text(), on both paths
+    if not sgf_read._TEXT_SPECIAL.search(value):  # the shortcut of `_record`'s text(), on both paths
         assert sgf_grammar.simpletext_value(value) == value

@@ -7,7 +7,7 @@ import pytest
 
 from gocore.nn import features
 from gocore.nn.inference import UniformEvaluator
-from gocore.rules import sgf
+from gocore.rules import sgf, sgf_read
 from gocore.search.mcts import SELFPLAY
 from gocore.search.selfplay import SelfPlayConfig, game_id, merge_stats, play
 
@@ -70,7 +70,7 @@ def test_planes_decode_to_encode_position_of_the_replayed_position(batch):
 
 def test_sgf_round_trips_and_replays_to_the_recorded_result(batch):
     for record in batch.records:
-        back = sgf.read_games(sgf.write(record))[0]
+        back = sgf_read.read_games(sgf.write(record))[0]
         assert back.moves == record.moves and back.comments == record.comments
         assert (back.rules, back.komi, back.result, back.player_black) == ("Chinese", 2.5, record.result, "uniform-test")
         assert len(back.comments) == len(back.moves) and "root value" in back.comments[0]

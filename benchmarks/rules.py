@@ -1,9 +1,9 @@
 """Rules-engine speed, side by side with sgfmill on the same random 9x9 games, one core.
 
-    python -m benchmarks.gocore [--games 400] [--playouts 40000]
+    python -m benchmarks.rules [--games 400] [--playouts 40000]   (or: python benchmarks/rules.py)
 
 Prints each figure and the ratios; the last line is
-``gocore: replay_x_sgfmill=<ratio> playouts_per_s=<n>`` (targets: >= 50x and >= 40,000/s).
+``rules: replay_x_sgfmill=<ratio> playouts_per_s=<n>`` (targets: >= 50x and >= 40,000/s).
 """
 
 from __future__ import annotations
@@ -11,6 +11,18 @@ from __future__ import annotations
 import argparse
 import os
 import time
+
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before the imports below, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=400, help="random 9x9 games to replay")
+    parser.add_argument("--playouts", type=int, default=40000, help="random playouts to time")
+    return parser.parse_args()
+
+
+if __name__ == "__main__":
+    parse_args()  # --help and usage errors end here, before numba and gocore load
 
 os.environ.setdefault("NUMBA_NUM_THREADS", "1")
 
@@ -71,10 +83,7 @@ def ours_play(games: list[list[int]]) -> None:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--games", type=int, default=400, help="random 9x9 games to replay")
-    parser.add_argument("--playouts", type=int, default=40000, help="random playouts to time")
-    args = parser.parse_args()
+    args = parse_args()
 
     games = random_games(args.games, seed=7)
     arrays = [np.asarray(g, dtype=np.int64) for g in games]
@@ -94,7 +103,7 @@ def main() -> None:
     print(f"gozero replay_moves (kernel)   {replay_rate:>12,.0f} moves/s   x{replay_rate / sgfmill_rate:.1f} sgfmill")
     print(f"gozero Position.play (API)     {play_rate:>12,.0f} moves/s   x{play_rate / sgfmill_rate:.2f} sgfmill")
     print(f"gozero random playouts         {playout_rate:>12,.0f} playouts/s (libego, C: ~93,000/s here)")
-    print(f"gocore: replay_x_sgfmill={replay_rate / sgfmill_rate:.1f} playouts_per_s={playout_rate:.0f}")
+    print(f"rules: replay_x_sgfmill={replay_rate / sgfmill_rate:.1f} playouts_per_s={playout_rate:.0f}")
 
 
 if __name__ == "__main__":
