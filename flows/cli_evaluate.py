@@ -161,5 +161,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
     for measure, value in summary_rows(summary):
         if measure.startswith("gate"):
             value = f"[{'green' if summary['gate_passed'] else 'red'}]{value}[/]"
+        elif measure == "WARNING":
+            measure, value = f"[bold red]{measure}[/]", f"[bold red]{value}[/]"
         table.add_row(measure, value)
     return table

@@ -213,7 +213,11 @@ def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         return unbounded if s[key] is None else f"{s[key]:+.0f}"
 
     stopped = " (stopped early)" if s["stopped_early"] else ""
-    rows = [("games", f"{s['games']} of {s['games_planned']}{stopped}"),
+    rows = [] if not s["disagreements"] else [
+        ("WARNING", f"{s['disagreements']} of {s['external_counts']} games are counted differently by the "
+                    "engine even after a cleanup phase (other rules? see each game's detail): the win "
+                    "rate and Elo below rest on our Tromp-Taylor count")]
+    rows += [("games", f"{s['games']} of {s['games_planned']}{stopped}"),
             ("A wins / B wins / jigo", f"{s['a_wins']} / {s['b_wins']} / {s['draws']}"),
             ("A win rate (95 % CI)", f"{s['a_winrate']:.1%} ({s['a_winrate_low']:.1%} – {s['a_winrate_high']:.1%})"),
             ("Elo A − B (95 % CI)", f"{elo('elo', '+∞' if s['a_winrate'] > 0.5 else '−∞')} "
@@ -229,5 +233,7 @@ def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
 def summary_markdown(summary: Mapping[str, Any]) -> str:
     """The summary as a Markdown report (a Prefect artifact)."""
     lines = [f"# Match `{summary['match_id']}`", "",
+             *([f"**Warning: {summary['disagreements']} games counted differently by the engine.**", ""]
+               if summary["disagreements"] else []),
              f"A = `{summary['player_a']}`, B = `{summary['player_b']}`", "", "| measure | value |", "|---|---|"]
     return "\n".join(lines + [f"| {measure} | {value} |" for measure, value in summary_rows(summary)])

@@ -14,6 +14,9 @@ games: colours alternate) and asks an external engine for its own count of a fin
 
     reason        result       how the game ended
     two-passes    B+3.5, 0     both passed: counted by Tromp-Taylor area
+    cleanup       B+3.5        both passed, but an engine counted otherwise: play went on until
+                               both passed again (engines capture dead stones with
+                               kgs-genmove_cleanup), then counted; detail gives both first counts
     move-cap      W+0.5        the move cap: counted as it stands
     resign        W+R          a player returned RESIGN (or an engine said ``resign``)
     illegal-move  W+F          forfeit: the move is refused by our rules (detail says why)
@@ -24,14 +27,16 @@ games: colours alternate) and asks an external engine for its own count of a fin
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocore.play.gtp_client import GtpClient, GtpEngineDied, GtpTimeout, parse_score
+from gocore.play.gtp_client import GtpClient, GtpEngineDied, GtpTimeout, color_letter, parse_score
 from gocore.rules.board import IllegalMove, Position
+from gocore.rules.coords import from_gtp
 from gocore.rules.sgf import GameRecord
 from gocore.search.agents import RESIGN, Agent
 
@@ -53,8 +58,8 @@ class GameResult:
 
     @property
     def is_counted(self) -> bool:
-        """True if the result is the Tromp-Taylor count (two passes or the move cap)."""
-        return self.reason in ("two-passes", "move-cap")
+        """True if the result is the Tromp-Taylor count (two passes, cleanup or the move cap)."""
+        return self.reason in ("two-passes", "cleanup", "move-cap")
 
 
 class _Forfeit(Exception):
@@ -63,6 +68,7 @@ class _Forfeit(Exception):
     def __init__(self, color: int, reason: str, detail: str = ""):
         super().__init__(detail)
         self.color, self.reason, self.detail = color, reason, detail[:DETAIL_CHARS]
+        self.position: Position | None = None  # the board when it happened
 
 
 def _forfeit_for(error: Exception, color: int) -> _Forfeit:
@@ -105,24 +111,71 @@ def play_game(black: Agent, white: Agent, size: int = 9, komi: float = 7.5,
         for color, agent in players.items():
             if hasattr(agent, "start_game"):
                 _call(agent, color, "start_game", size, komi, color)
-        while not position.is_game_over() and len(moves) < cap:
-            color = position.to_play
+        position = _play_moves(position, players, moves, cap, on_move)
+    except _Forfeit as forfeit:
+        return _forfeited(forfeit, moves, forfeit.position or position)
+    return _counted(position, moves, "two-passes")
+
+
+def play_cleanup(game: GameResult, black: Agent, white: Agent, max_moves: int | None = None,
+                 on_move: Callable[[Position, int], None] | None = None) -> GameResult:
+    """Go on with a game both sides passed out until both pass again, as servers do when the
+    players' counts disagree: engines capture the stones they see as dead (``kgs-genmove_cleanup``,
+    where they have it), ours play on, and the cleaned board is counted by Tromp-Taylor (reason
+    ``cleanup``). Dead stones left on the board would otherwise count as alive."""
+    size = game.final.size
+    cap = len(game.moves) + (3 * size * size if max_moves is None else max_moves)
+    players = {1: black, -1: white}
+    moves = list(game.moves)
+    for agent in players.values():
+        if hasattr(agent, "set_cleanup"):
+            agent.set_cleanup(True)
+    try:
+        position = _play_moves(game.final, players, moves, cap, on_move)
+    except _Forfeit as forfeit:
+        return _forfeited(forfeit, moves, forfeit.position or game.final)
+    finally:
+        for agent in players.values():
+            if hasattr(agent, "set_cleanup"):
+                agent.set_cleanup(False)
+    return _counted(position, moves, "cleanup")
+
+
+def _play_moves(position: Position, players: dict[int, Agent], moves: list[tuple[int, int]], cap: int,
+                on_move: Callable[[Position, int], None] | None) -> Position:
+    """Alternate `players` from `position` until two passes in a row (counted from here) or `cap`
+    moves in `moves`; appends to `moves` and returns the last position (a forfeit carries it)."""
+    passes = 0
+    while passes < 2 and len(moves) < cap:
+        color = position.to_play
+        try:
             chosen = _call(players[color], color, "select_move", position)
             position, move = _next_position(position, color, chosen)
             moves.append((color, move))
+            passes = passes + 1 if move == position.size ** 2 else 0
             for observer, agent in players.items():
                 if hasattr(agent, "observe"):
                     _call(agent, observer, "observe", color, move)
-            if on_move is not None:
-                on_move(position, move)
-    except _Forfeit as forfeit:
-        winner = -forfeit.color
-        result = f"{'B' if winner == 1 else 'W'}+{_RESULT_CODE.get(forfeit.reason, 'F')}"
-        return GameResult(moves, position, winner, result, forfeit.reason, forfeit.detail)
+        except _Forfeit as forfeit:
+            forfeit.position = position
+            raise
+        if on_move is not None:
+            on_move(position, move)
+    return position
+
+
+def _counted(position: Position, moves: list[tuple[int, int]], ended_by: str) -> GameResult:
+    """A game counted by Tromp-Taylor: ended by two passes (`ended_by`) or at the move cap."""
     score = position.score()
     winner = 1 if score > 0 else -1 if score < 0 else 0
-    reason = "two-passes" if position.is_game_over() else "move-cap"
-    return GameResult(moves, position, winner, position.result(), reason)
+    over = len(moves) >= 2 and moves[-1][1] == moves[-2][1] == position.size ** 2
+    return GameResult(moves, position, winner, position.result(), ended_by if over else "move-cap")
+
+
+def _forfeited(forfeit: _Forfeit, moves: list[tuple[int, int]], position: Position) -> GameResult:
+    winner = -forfeit.color
+    result = f"{'B' if winner == 1 else 'W'}+{_RESULT_CODE.get(forfeit.reason, 'F')}"
+    return GameResult(moves, position, winner, result, forfeit.reason, forfeit.detail)
 
 
 class GtpAgent:
@@ -141,6 +194,8 @@ class GtpAgent:
         self.starts = 0  # engine processes started: 1, plus one per restart after a crash
         self._client: GtpClient | None = None
         self._size, self._color = 0, 0
+        self._cleanup = False  # in a cleanup phase: capture dead stones instead of passing
+        self._has_cleanup: bool | None = None  # does the engine know kgs-genmove_cleanup?
 
     def start_game(self, size: int, komi: float, color: int) -> None:
         """Set up a new game in which the engine plays `color`."""
@@ -148,6 +203,7 @@ class GtpAgent:
             self.close()
             self._client = GtpClient(self.command, timeout=self.timeout, name=self.name)
             self.starts += 1
+            self._has_cleanup = None
         self._size, self._color = size, color
         self._client.send_many([f"boardsize {size}", "clear_board", f"komi {komi:g}"])
 
@@ -157,9 +213,23 @@ class GtpAgent:
             self._engine().play(color, move, self._size)
 
     def select_move(self, position: Position) -> int:
-        """The engine's ``genmove`` for the side to move; RESIGN if it resigns."""
-        move = self._engine().genmove(position.to_play, position.size)
+        """The engine's ``genmove`` for the side to move (``kgs-genmove_cleanup`` in a cleanup
+        phase, if the engine has it); RESIGN if it resigns."""
+        engine = self._engine()
+        if self._cleanup and self._knows_cleanup():
+            vertex = engine.send(f"kgs-genmove_cleanup {color_letter(position.to_play)}")
+            return RESIGN if vertex.lower() == "resign" else from_gtp(vertex, position.size)
+        move = engine.genmove(position.to_play, position.size)
         return RESIGN if move is None else move
+
+    def set_cleanup(self, on: bool) -> None:
+        """Enter (True) or leave a cleanup phase: see `play_cleanup`."""
+        self._cleanup = on
+
+    def _knows_cleanup(self) -> bool:
+        if self._has_cleanup is None:
+            self._has_cleanup = self._engine().known_command("kgs-genmove_cleanup")
+        return self._has_cleanup
 
     def final_score(self) -> str:
         """The engine's own result of the game on its board, e.g. ``"B+3.5"``."""
@@ -245,7 +315,7 @@ def external_count(game: GameResult, players: Iterable[Any]) -> tuple[str | None
     an engine's count is an estimate of an unfinished game. The first engine among `players`
     (black's, if both are engines) is asked; (None, None) without one.
     """
-    if game.reason != "two-passes":
+    if game.reason not in ("two-passes", "cleanup"):
         return None, None
     for agent in players:
         if hasattr(agent, "final_score"):
@@ -270,8 +340,14 @@ def play_match_game(index: int, player_a: Agent, player_b: Agent, config: MatchC
     black_name, white_name = (label_a, label_b) if a_color == 1 else (label_b, label_a)
     start = time.perf_counter()
     game = play_game(black, white, config.size, config.komi, config.max_moves, on_move)
-    seconds = time.perf_counter() - start
     external, disagreement = external_count(game, (black, white))
+    if disagreement:  # dead stones on the board: play them out, as servers do, then count again
+        counts = f"after two passes the counts disagreed: ours {game.result}, the engine's {external}"
+        game = play_cleanup(game, black, white, config.max_moves, on_move)
+        if game.reason == "cleanup":
+            external, disagreement = external_count(game, (black, white))
+            game = dataclasses.replace(game, detail=counts)
+    seconds = time.perf_counter() - start
     return MatchGame(index, black_name, white_name, a_color, game, seconds, external, disagreement)
 
 

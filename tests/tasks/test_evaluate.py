@@ -99,6 +99,28 @@ def test_a_gtp_spec_plays_gnugo_and_compares_counts(tmp_path: Path, gnugo_path: 
     assert summary["external_counts"] == summary["reasons"].get("two-passes", 0) and summary["disagreements"] == 0
 
 
+@pytest.mark.gnugo
+def test_any_gnugo_command_line_scores_right_or_says_loudly_it_may_not(tmp_path: Path, gnugo_path: str):
+    """The README's own `gtp:gnugo --mode gtp --level 0` (no --capture-all-dead): GNU Go's dead
+    stones are played out in a cleanup phase and both counts agree; with territory rules they
+    cannot, and the summary's first line says so."""
+    from storage.matches import summary_rows
+
+    summaries = {}
+    for rules in ("--chinese-rules", "--japanese-rules"):
+        match = str(tmp_path / rules)
+        spec = settings("random", f"gtp:gnugo --mode gtp --level 0 {rules}", games=2, config=MatchConfig(size=9))
+        for chunk in start_match(match, spec):
+            play_chunk(match, spec, chunk)
+        summaries[rules] = finish_match(match, spec)
+    area = summaries["--chinese-rules"]
+    assert area["a_wins"] == 0 and area["disagreements"] == 0 and area["external_counts"] == 2
+    assert area["reasons"].get("cleanup", 0) >= 1
+    assert summary_rows(area)[0][0] == "games"
+    territory = summaries["--japanese-rules"]
+    assert territory["disagreements"] >= 1 and summary_rows(territory)[0][0] == "WARNING"
+
+
 def test_a_crashing_engine_forfeits_its_games_and_the_match_completes(tmp_path: Path):
     script = tmp_path / "crash.py"
     script.write_text("import sys\nfor line in sys.stdin:\n    sys.exit(3)\n")

@@ -153,13 +153,29 @@ def test_random_vs_gnugo_match_is_legal_and_counts_agree(gnugo_path: str, tmp_pa
 
 
 @pytest.mark.gnugo
-def test_gnugo_leaving_dead_stones_is_recorded_as_a_disagreement(gnugo_path: str):
-    """Plain GNU Go passes with dead stones on the board; Tromp-Taylor counts them alive."""
+def test_dead_stones_gnugo_leaves_are_played_out_and_the_counts_then_agree(gnugo_path: str):
+    """Plain GNU Go passes with dead stones on the board, which Tromp-Taylor would count alive
+    (ours W+3.5 against its W+88.5): the game goes on, GNU Go captures them with
+    kgs-genmove_cleanup, and the cleaned board's count is GNU Go's."""
     with gnugo(gnugo_path) as engine:
         game = play_match_game(0, RandomAgent(0), engine, MatchConfig(), ("random", "gnugo"))
-    assert game.game.reason == "two-passes"
-    assert game.external_score == "W+88.5" and game.disagreement is True
-    assert game.game.final.score() != -88.5
+    assert game.game.reason == "cleanup", (game.game.reason, game.game.detail)
+    assert "the engine's W+88.5" in game.game.detail
+    assert game.external_score == game.game.result and game.disagreement is False
+    assert game.a_score == 0.0
+    assert sgf.replay(game.record())[-1] == game.game.final  # the cleanup moves are in the record
+
+
+@pytest.mark.gnugo
+def test_an_engine_that_counts_by_other_rules_still_disagrees_after_cleanup(gnugo_path: str):
+    """Japanese (territory) counting differs from area counting whatever is captured: the
+    disagreement stays on the record for the summary to report."""
+    command = [gnugo_path, "--mode", "gtp", "--level", "0", "--japanese-rules"]
+    with GtpAgent(command, name="gnugo-japanese") as engine:
+        games = [play_match_game(i, RandomAgent(i), engine, MatchConfig(size=9), ("random", "gnugo"))
+                 for i in range(2)]
+    compared = [g for g in games if g.disagreement is not None]
+    assert compared and any(g.disagreement for g in compared)
 
 
 @pytest.mark.gnugo
