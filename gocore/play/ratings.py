@@ -1,4 +1,4 @@
-"""Match statistics and ratings: win rate intervals, Elo, SPRT, the gate, ratings over generations.
+"""Match statistics: win rate intervals, Elo, SPRT, the gate.
 
 Elo here is the logistic model: a player `d` Elo stronger scores ``1 / (1 + 10**(-d/400))``
 (+200 Elo ≈ 76 %, the 55 % gate of AlphaGo Zero ≈ +35 Elo). Scores count a jigo as half a win.
@@ -8,14 +8,14 @@ Elo here is the logistic model: a player `d` Elo stronger scores ``1 / (1 + 10**
 - `sprt`: Wald's sequential probability ratio test of H0 "A is elo0 stronger" against H1 "elo1",
   on a Bernoulli model of won and lost games; it lets a match stop as soon as the games decide.
 - `summarize`: the numbers a match reports, with the gate decision.
-- `EloTable`: ratings of many players (generations) from pairwise results: a sequential Elo update
-  for a running estimate and a Bradley-Terry maximum-likelihood fit for the plot.
+
+Ratings of many players from all their games (the Elo ladder) are `gocore.play.ladder`'s.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -125,94 +125,3 @@ def summarize(a_scores: Sequence[float], gate: float = 0.55, sprt_config: SprtCo
     facts["gate_rule"] = "sprt" if decided else "threshold"
     facts["gate_passed"] = facts["sprt"] == "accept" if decided else bool(games) and winrate >= gate
     return facts
-
-
-class EloTable:
-    """Ratings of many players from pairwise game results (e.g. generation k vs k-1).
-
-    `record` keeps every result and updates a sequential Elo estimate (`current`, step `k`);
-    `ratings` fits all results at once (Bradley-Terry, MM algorithm), shifted so `anchor`
-    (default: the first player recorded) has `anchor_rating`. Players must be connected by games.
-    """
-
-    def __init__(self, k: float = 16.0, anchor: str | None = None, anchor_rating: float = 0.0):
-        self.k, self.anchor, self.anchor_rating = k, anchor, anchor_rating
-        self.current: dict[str, float] = {}  # sequential Elo, updated game by game
-        self.results: dict[tuple[str, str], list[float]] = {}  # (a, b) with a < b -> [a points, games]
-
-    def add_player(self, name: str) -> None:
-        """Add a player with no games yet (rated as the anchor until it plays)."""
-        if self.anchor is None:
-            self.anchor = name
-        self.current.setdefault(name, self.anchor_rating)
-
-    def record(self, a: str, b: str, a_score: float, games: int = 1) -> None:
-        """Add `games` games between a and b in which a scored `a_score` points in total."""
-        if a == b:
-            raise ValueError(f"a player does not play itself in an Elo table: {a!r}")
-        if not 0 <= a_score <= games:
-            raise ValueError(f"{a_score} points from {games} games is impossible")
-        for name in (a, b):
-            self.add_player(name)
-        key, points = ((a, b), a_score) if a < b else ((b, a), games - a_score)
-        tally = self.results.setdefault(key, [0.0, 0])
-        tally[0] += points
-        tally[1] += games
-        expected = winrate_from_elo(self.current[a] - self.current[b])
-        step = self.k * (a_score - games * expected)
-        self.current[a] += step
-        self.current[b] -= step
-
-    def ratings(self, iterations: int = 10_000, tolerance: float = 1e-10) -> dict[str, float]:
-        """Maximum-likelihood Elo of every player (Bradley-Terry), anchored; half a point of prior
-        per pair in each direction keeps a player who never won (or never lost) finite."""
-        names = list(self.current)
-        if len(names) < 2:
-            return dict(self.current)
-        strength = dict.fromkeys(names, 1.0)
-        for _ in range(iterations):
-            updated = self._mm_step(strength)
-            change = max(abs(math.log(updated[n] / strength[n])) for n in names)
-            strength = updated
-            if change < tolerance:
-                break
-        shift = self.anchor_rating - 400.0 * math.log10(strength[self.anchor])
-        return {n: 400.0 * math.log10(strength[n]) + shift for n in names}
-
-    def _mm_step(self, strength: Mapping[str, float]) -> dict[str, float]:
-        """One minorise-maximise update of the Bradley-Terry strengths (Hunter 2004)."""
-        points = dict.fromkeys(strength, 0.0)
-        weights = dict.fromkeys(strength, 0.0)
-        for (a, b), (a_points, games) in self.results.items():
-            games_with_prior = games + 1.0
-            points[a] += a_points + 0.5
-            points[b] += games - a_points + 0.5
-            pair = games_with_prior / (strength[a] + strength[b])
-            weights[a] += pair
-            weights[b] += pair
-        updated = {n: points[n] / weights[n] if weights[n] else strength[n] for n in strength}
-        scale = math.exp(sum(math.log(v) for v in updated.values()) / len(updated))
-        return {n: v / scale for n, v in updated.items()}
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-ready copy (for storage)."""
-        return {"k": self.k, "anchor": self.anchor, "anchor_rating": self.anchor_rating,
-                "current": dict(self.current),
-                "results": [[a, b, p, g] for (a, b), (p, g) in sorted(self.results.items())]}
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any]) -> EloTable:
-        """The table `to_dict` wrote."""
-        table = cls(data["k"], data["anchor"], data["anchor_rating"])
-        table.current = {str(n): float(r) for n, r in data["current"].items()}
-        table.results = {(a, b): [float(p), int(g)] for a, b, p, g in data["results"]}
-        return table
-
-    @classmethod
-    def from_games(cls, games: Iterable[tuple[str, str, float]], k: float = 16.0,
-                   anchor: str | None = None) -> EloTable:
-        """A table from (a, b, a's points) triples, recorded in order."""
-        table = cls(k, anchor)
-        for a, b, a_score in games:
-            table.record(a, b, a_score)
-        return table
