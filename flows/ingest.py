@@ -33,7 +33,7 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     names = expand_sources(sources)
     downloads = [future.result() for future in download_source.map(names, unmapped(str(data)))]
     roots = [d for summary in downloads for d in summary["sgf_dirs"]]
-    plan = plan_shards(roots, str(data / "raw"), str(dataset_dir), options, target_rows)
+    plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
     progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
                                         description=f"shards of {dataset} encoded")
     futures = encode_shard.map(plan, unmapped(str(dataset_dir)), unmapped(options))
@@ -49,7 +49,6 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     return {"dataset": str(dataset_dir), "manifest_rows": manifest["rows"], **facts}
 
 
-
 def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
                options: EncodeOptions = EncodeOptions(), workers: int | None = None,
                dask_address: str | None = None, target_rows: int | None = None) -> dict[str, Any]:
@@ -61,13 +60,5 @@ def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
 
 def dataset_progress(data_dir: str | None, dataset: str) -> tuple[int, int]:
     """(shards finished, shards planned) of a dataset being built; for progress bars."""
-    work = datasets.work_dir(layout.dataset_dir(layout.data_dir(data_dir), dataset))
-    plan = work / "plan.json"
-    if not plan.exists():
-        return 0, 0
-    import json
-
-    keys = {spec["key"] for spec in json.loads(plan.read_text())}
-    done = sum(1 for path in work.glob("stats-*.json") if path.stem.removeprefix("stats-") in keys)
-    return done, len(keys)
+    return datasets.progress(layout.dataset_dir(layout.data_dir(data_dir), dataset))
 

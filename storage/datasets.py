@@ -1,98 +1,44 @@
-"""Encoded SGF datasets on disk: the Parquet schema, shard and quarantine writers, the manifest.
+"""Encoded SGF datasets on disk: every file name of a dataset, shard and quarantine writers, the manifest, progress.
 
 A dataset directory holds ``shard-*.parquet`` (training rows), ``quarantine.parquet`` (every
 refused game with its reason) and ``manifest.json``, written last: readers trust only the shards
 the manifest lists, so a crash mid-way never exposes a partial dataset. Per-shard progress lives
 in ``.work/`` (one stats file per shard, with its refusals) so a rerun skips finished shards.
 
-Row schema (one row per position per symmetry):
+    <dataset>/shard-<index>-<key>.parquet   training rows (storage.schemas.ROW_SCHEMA)
+    <dataset>/quarantine.parquet            refused games (storage.schemas.QUARANTINE_SCHEMA)
+    <dataset>/manifest.json                 the dataset's facts and its shards, written last
+    <dataset>/.work/plan.json               the shards being built: index, key, files, labels
+    <dataset>/.work/stats-<key>.json        one finished shard: its counts, games and refusals
 
-============  ========  ===============================================================
-column        type      meaning
-============  ========  ===============================================================
-encoder       string    feature encoder name (``agz17``, ``oneplane``)
-size          int8      board size N
-planes        binary    ``numpy.packbits`` of the uint8 planes (C, N, N), C order, big-endian bits
-move          int16     move played, in this row's symmetry frame (pass = N*N)
-value         int8      +1 the side to move won, -1 lost, 0 jigo or unknown
-game_id       string    stable hash of size + komi-free setup + moves (16 hex digits)
-move_number   int16     0-based index of the move in the game
-symmetry      int8      dihedral symmetry 0..7 applied (0 = identity)
-komi          float32   komi of the game
-source        string    ``<file relative to the raw dir>#<game index in the file>``
-============  ========  ===============================================================
+Re-planning removes the stats files of shards the new plan does not hold.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gocore.errors import GozeroError
 from storage.atomic import WritebackFile, atomic_path, remove_stale_temps, write_json
+from storage.schemas import GameRows, encoded_rows_table, quarantine_table
 
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine.parquet"
 WORK_DIR = ".work"
+PLAN = "plan.json"
+SHARD_GLOB = "shard-*.parquet"
 _UNIQUE_COLUMNS = ("planes", "pi", "detail")  # all values differ: a dictionary would be wasted work
 _NO_STATISTICS = _UNIQUE_COLUMNS + ("game_id", "source")  # min/max of these would never prune a read
 
-ROW_SCHEMA = pa.schema([
-    ("encoder", pa.string()),
-    ("size", pa.int8()),
-    ("planes", pa.binary()),
-    ("move", pa.int16()),
-    ("value", pa.int8()),
-    ("game_id", pa.string()),
-    ("move_number", pa.int16()),
-    ("symmetry", pa.int8()),
-    ("komi", pa.float32()),
-    ("source", pa.string()),
-])
-
-QUARANTINE_SCHEMA = pa.schema([
-    ("file", pa.string()),
-    ("game_index", pa.int32()),
-    ("reason", pa.string()),
-    ("detail", pa.string()),
-])
-
-
 class DatasetError(GozeroError, RuntimeError):
     """A dataset that is missing, incomplete or does not match the schema."""
-
-
-def binary_column(packed: np.ndarray) -> pa.Array:
-    """A Parquet binary column over fixed-width rows of packed bytes, without copying them."""
-    rows, width = packed.shape  # (R, nbytes) uint8
-    offsets = np.arange(0, (rows + 1) * width, width, dtype=np.int32)
-    data = np.ascontiguousarray(packed).reshape(-1)
-    return pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-
-def rows_table(columns: dict[str, Any], dictionaries: bool = False) -> pa.Table:
-    """A table in ROW_SCHEMA from columns: numpy arrays (planes as (R, nbytes) uint8) or Arrow arrays.
-
-    String columns given as Arrow dictionary arrays are decoded, unless `dictionaries`: then they
-    stay dictionaries (for `write_shard`, which stores them as such and reads back ROW_SCHEMA).
-    """
-    arrays = []
-    for field in ROW_SCHEMA:
-        value = columns[field.name]
-        if isinstance(value, (pa.Array, pa.ChunkedArray)):
-            keep = dictionaries and pa.types.is_dictionary(value.type)
-            arrays.append(value if keep else value.cast(field.type))
-        elif field.name == "planes":
-            arrays.append(binary_column(value))
-        else:
-            arrays.append(pa.array(value, type=field.type))
-    return pa.Table.from_arrays(arrays, names=ROW_SCHEMA.names)
 
 
 def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync_dir: bool = True,
@@ -105,11 +51,6 @@ def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync
                        write_statistics=[name for name in table.column_names if name not in _NO_STATISTICS],
                        store_schema=store_schema, write_batch_size=16_384)  # 1,024 costs ~4% more
     return path.stat().st_size
-
-
-def quarantine_table(entries: Sequence[dict[str, Any]]) -> pa.Table:
-    """Refused games as a table: file, game_index (-1 = the whole file), reason, detail."""
-    return pa.Table.from_pylist(list(entries), schema=QUARANTINE_SCHEMA)
 
 
 def work_dir(dataset: Path) -> Path:
@@ -134,8 +75,13 @@ def shard_done(dataset: Path, key: str) -> dict[str, Any] | None:
     return stats
 
 
-def write_shard(dataset: Path, name: str, columns: dict[str, Any]) -> int:
-    """Write one shard's rows (`rows_table` columns); returns its size.
+def shard_name(index: int, key: str) -> str:
+    """File name of the shard at `index` of the plan, with content key `key`."""
+    return f"shard-{index:05d}-{key[:8]}.parquet"
+
+
+def write_shard(dataset: Path, name: str, rows: GameRows) -> int:
+    """Write one shard's rows; returns its size.
 
     String columns may be dictionary arrays: they are written as Parquet dictionaries directly,
     and without the Arrow schema in the file they read back as plain strings, in ROW_SCHEMA.
@@ -143,7 +89,7 @@ def write_shard(dataset: Path, name: str, columns: dict[str, Any]) -> int:
     (which `shard_done` checks); its directory entry is made durable by the manifest's
     directory fsync (the same directory) before any reader is told about it.
     """
-    table = rows_table(columns, dictionaries=True)
+    table = encoded_rows_table(rows, dictionaries=True)
     return write_parquet(dataset / name, table, sync_dir=False, store_schema=False)
 
 
@@ -161,6 +107,34 @@ def record_shard(dataset: Path, key: str, stats: dict[str, Any], refused: Sequen
 
 def _stats_path(dataset: Path, key: str) -> Path:
     return work_dir(dataset) / f"stats-{key}.json"
+
+
+def write_plan(dataset: Path, shards: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Save the plan (one JSON object per shard, each with its "key") for progress displays,
+    only when it changed; remove the stats files of shards it no longer holds (returned)."""
+    path = work_dir(dataset) / PLAN
+    document = [dict(shard) for shard in shards]
+    if not path.exists() or json.loads(path.read_bytes()) != document:
+        write_json(path, document, indent=None)  # only when changed: a rerun rewrites nothing
+    keys = {shard["key"] for shard in document}
+    stale = [p for p in work_dir(dataset).glob("stats-*.json") if _key_of_stats(p) not in keys]
+    for stats_path in stale:
+        stats_path.unlink(missing_ok=True)
+    return sorted(_key_of_stats(p) for p in stale)
+
+
+def progress(dataset: Path) -> tuple[int, int]:
+    """(shards finished, shards planned) of a dataset being built; (0, 0) before it is planned."""
+    try:
+        keys = {shard["key"] for shard in json.loads((work_dir(dataset) / PLAN).read_bytes())}
+    except (OSError, ValueError, KeyError, TypeError):  # not planned yet, or being replaced
+        return 0, 0
+    done = sum(1 for path in work_dir(dataset).glob("stats-*.json") if _key_of_stats(path) in keys)
+    return done, len(keys)
+
+
+def _key_of_stats(path: Path) -> str:
+    return path.stem.removeprefix("stats-")
 
 
 def clean_partial(dataset: Path) -> int:
@@ -196,6 +170,12 @@ def read_manifest(dataset: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def manifest_id(manifest: Mapping[str, Any]) -> str:
+    """16 hex digits of the manifest's canonical JSON SHA-256: which build of the dataset it is."""
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(canonical).hexdigest()[:16]
+
+
 def shard_paths(dataset: Path) -> list[Path]:
     """The shards a complete dataset's manifest lists, in order."""
     return [dataset / shard["file"] for shard in read_manifest(dataset)["shards"]]
@@ -204,7 +184,7 @@ def shard_paths(dataset: Path) -> list[Path]:
 def remove_unlisted_shards(dataset: Path, listed: Iterable[str]) -> list[str]:
     """Delete shard files the manifest does not list (from an earlier, different build)."""
     keep = set(listed)
-    removed = [p.name for p in dataset.glob("shard-*.parquet") if p.name not in keep]
+    removed = [p.name for p in dataset.glob(SHARD_GLOB) if p.name not in keep]
     for name in removed:
         (dataset / name).unlink()
     return removed

@@ -16,11 +16,12 @@ import polars as pl
 import pyarrow.parquet as pq
 import pytest
 
-from flows.ingest import _artifact_key, dataset_progress, run_ingest
+from flows.ingest import dataset_progress, run_ingest
+from flows.runtime import artifact_key
 from gocore.nn import features
 from gocore.nn.encode import EncodeOptions
 from gocore.rules.sgf import write
-from storage import datasets, layout
+from storage import datasets, layout, schemas
 from storage.atomic import TEMP_PREFIX
 from tasks.download import download_source
 from tasks.encode import encode_shard, plan_shards
@@ -95,9 +96,9 @@ def test_dataset_reads_back_with_pyarrow_and_polars_in_the_row_schema(ingested):
     shards = datasets.shard_paths(ingested.dataset)
     assert len(shards) > 2
     for shard in shards:
-        assert pq.read_schema(shard).equals(datasets.ROW_SCHEMA)
+        assert pq.read_schema(shard).equals(schemas.ROW_SCHEMA)
     frame = pl.scan_parquet(shards).collect()
-    assert frame.schema == pl.from_arrow(datasets.ROW_SCHEMA.empty_table()).schema
+    assert frame.schema == pl.from_arrow(schemas.ROW_SCHEMA.empty_table()).schema
     assert frame.height == ingested.corpus.expected_rows(8)
     nbytes = features.packed_nbytes(features.get_encoder(EncodeOptions().encoder).num_planes, EncodeOptions().size)
     assert frame["planes"].bin.size().unique().to_list() == [nbytes]
@@ -133,7 +134,7 @@ def test_flow_publishes_the_summary_as_a_markdown_artifact(ingested):
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
     with get_client(sync_client=True) as client:
-        wanted = ArtifactFilter(key=ArtifactFilterKey(any_=[_artifact_key("dataset", NAME)]))
+        wanted = ArtifactFilter(key=ArtifactFilterKey(any_=[artifact_key("dataset", NAME)]))
         artifacts = client.read_artifacts(artifact_filter=wanted)
     assert artifacts, "no dataset summary artifact"
     assert f"| rows | {ingested.first['rows']:,} |" in artifacts[-1].data
@@ -151,7 +152,7 @@ def test_artifact_keys_are_valid_for_every_name_the_layout_allows(name):
 
     layout.safe_name(name)
     for prefix in ("ingest", "dataset"):
-        key = _artifact_key(prefix, name)
+        key = artifact_key(prefix, name)
         assert ArtifactCreate(key=key, type="markdown", data="").key == key  # Prefect's own check
 
 
