@@ -1,6 +1,6 @@
 """Ingest flow: download SGF sources, encode them to a Parquet dataset in parallel, summarise.
 
-    downloads = download_source.map(sources)            # retries on I/O
+    downloads = download_source.map(sources)            # storage retries transient errors
     shards    = plan_shards(sgf dirs)                   # content-keyed groups of files
     stats     = encode_shard.map(shards)                # processes locally, or a Dask cluster
     manifest  = finalize_dataset(stats)                 # dedupe, quarantine, manifest last

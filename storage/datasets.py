@@ -157,9 +157,16 @@ def merge_quarantine(dataset: Path, keys: Iterable[str], extra: Sequence[dict[st
     return merged.num_rows
 
 
-def write_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
-    """Write manifest.json, last: from now on the dataset is complete."""
-    write_json(dataset / MANIFEST, manifest)
+def write_manifest(dataset: Path, manifest: Mapping[str, Any]) -> bool:
+    """Write manifest.json, last: from now on the dataset is complete. An unchanged manifest is
+    not rewritten (a rerun rewrites nothing); returns whether it was written."""
+    try:
+        if read_manifest(dataset) == json.loads(json.dumps(manifest)):  # compared in its JSON form
+            return False
+    except (DatasetError, ValueError):  # none yet, or unreadable: write it
+        pass
+    write_json(dataset / MANIFEST, dict(manifest))
+    return True
 
 
 def read_manifest(dataset: Path) -> dict[str, Any]:

@@ -233,8 +233,7 @@ def finalize_dataset(dataset_dir: str, plan: list[ShardSpec], options: EncodeOpt
         "shards": [{"file": s["shard"], "rows": s["rows"], "bytes": s["bytes"], "key": s["key"]}
                    for s in shard_stats if s["rows"]],
     }
-    if not _same_manifest(dataset, manifest):
-        datasets.write_manifest(dataset, manifest)
+    datasets.write_manifest(dataset, manifest)
     # Only now: until the new manifest is in place, the old one may still list these shards.
     datasets.remove_unlisted_shards(dataset, listed)
     return manifest
@@ -246,13 +245,6 @@ def _recorded(dataset: Path, key: str) -> dict[str, Any]:
     if stats is None:
         raise datasets.DatasetError(f"shard {key} of {dataset} is not on disk; rerun the flow to rebuild it")
     return stats
-
-
-def _same_manifest(dataset: Path, manifest: dict[str, Any]) -> bool:
-    try:
-        return datasets.read_manifest(dataset) == json.loads(json.dumps(manifest))
-    except datasets.DatasetError:
-        return False
 
 
 def _drop_cross_shard_duplicates(dataset: Path, plan: list[ShardSpec], options: EncodeOptions

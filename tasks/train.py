@@ -4,7 +4,7 @@
 
     manifest  = storage.datasets.read_manifest(dataset)      # encoder planes, board size
     net       = gocore.nn.nets.preset(preset, N, planes, family)
-    run       = storage.registry.training_run(params: config + dataset manifest id + code version)
+    run       = storage.runs.training_run(params: config + dataset manifest id + code version)
     train(net, StreamFactory(dataset), config)                # checkpoints, metrics, progress
     curves PNG, model dir → log_model → register              # returns a TrainResult
 
@@ -37,7 +37,7 @@ from gocore.nn.features import get_encoder
 from gocore.nn.nets import build_net
 from gocore.nn.nets import preset as net_preset
 from gocore.nn.training import RESUMABLE_CHANGES, TrainConfig, TrainError, TrainState, train
-from storage import checkpoints, datasets, layout, registry, run_dirs
+from storage import checkpoints, datasets, layout, registry, run_dirs, runs
 from storage.run_dirs import History
 from storage.stream import StreamFactory
 from tasks.rows import ROW_DECODER
@@ -148,7 +148,7 @@ def train_and_register(dataset_dir: str | Path, family: str, preset: str,
               "dataset": {"name": facts.name, "manifest_id": facts.manifest_id, "rows": facts.rows,
                           "encoder": facts.encoder, "augment": facts.augment},
               "resumed_from_step": resume.step if resume else 0}
-    with registry.training_run(facts.board_size, params, dataset=facts.name, run_name=key, data=data) as run_id:
+    with runs.training_run(facts.board_size, params, dataset=facts.name, run_name=key, data=data) as run_id:
         _relog(run_id, history, data)
         torch.manual_seed(config.seed)  # the initial weights too: a rerun of a setup is the same run
         net = build_net(net_config)
@@ -198,7 +198,7 @@ def _relog(run_id: str, history: History, data: Path) -> None:
         for step, value in points:
             by_step.setdefault(step, {})[name] = value
     for step in sorted(by_step):
-        registry.log_metrics(run_id, by_step[step], step, data)
+        runs.log_metrics(run_id, by_step[step], step, data)
 
 
 class _Recorder:
@@ -209,7 +209,7 @@ class _Recorder:
 
     def report(self, step: int, metrics: dict[str, float]) -> None:
         """One report (all its metrics in one MLflow call), remembered for the curves."""
-        registry.log_metrics(self.run_id, metrics, step, self.data)
+        runs.log_metrics(self.run_id, metrics, step, self.data)
         for name, value in metrics.items():
             self.history.setdefault(name, []).append((step, float(value)))
         run_dirs.write_progress(self.directory, step, self.steps, self.run_id)
@@ -236,12 +236,12 @@ def _publish(run_id: str, net: Any, net_config: dict[str, Any], facts: DatasetFa
     final = {name: points[-1][1] for name, points in history.items() if points}
     key_metrics = {KEY_METRIC_NAMES[k]: v for k, v in final.items() if k in KEY_METRIC_NAMES}
     if key_metrics:
-        registry.log_metrics(run_id, key_metrics, max(s for p in history.values() for s, _ in p), data)
-    registry.log_curves(run_id, {k: v for k, v in history.items() if any(w in k for w in CURVE_WORDS)}, data)
+        runs.log_metrics(run_id, key_metrics, max(s for p in history.values() for s, _ in p), data)
+    runs.log_curves(run_id, {k: v for k, v in history.items() if any(w in k for w in CURVE_WORDS)}, data)
     model_dir = checkpoints.save_model(run_dirs.model_dir(directory), net, net_config,
                                        extra={"run_key": key, "dataset": facts.name,
                                               "manifest_id": facts.manifest_id})
-    artifact_uri = registry.log_model(run_id, model_dir, data)
+    artifact_uri = runs.log_model(run_id, model_dir, data)
     version = registry.register(run_id, dataset=facts.name, data=data)
     name = registry.model_name(facts.board_size, net_config["family"])
     return {"run_id": run_id, "run_key": key, "model_name": name, "version": version,

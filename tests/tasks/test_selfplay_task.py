@@ -79,13 +79,13 @@ def test_a_net_for_another_board_size_is_refused(data_dir: Path, tmp_path: Path)
 
 
 def test_a_registered_champion_plays_and_rows_name_its_version(data_dir: Path, monkeypatch: pytest.MonkeyPatch):
-    from storage import registry
+    from storage import registry, runs
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the registry of this data dir
     net = build_net(preset("tiny", 5, 17, encoder="agz17")).eval()
     model_dir = save_model(data_dir / "net", net, net.config.to_dict())
-    with registry.training_run(5, {"net": net.config}, data=data_dir) as run_id:
-        registry.log_model(run_id, model_dir, data=data_dir)
+    with runs.training_run(5, {"net": net.config}, data=data_dir) as run_id:
+        runs.log_model(run_id, model_dir, data=data_dir)
     version = registry.register(run_id, generation=0, data=data_dir)
     registry.promote("gozero-5x5", 1, "first net", data=data_dir)
     stats = selfplay_games.fn(settings("models:/gozero-5x5@champion"), 1, 1, 0, str(data_dir))

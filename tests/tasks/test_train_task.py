@@ -17,7 +17,7 @@ import torch
 
 from gocore.nn.nets import build_net
 from gocore.nn.training import TINY
-from storage import checkpoints, layout, registry, run_dirs
+from storage import checkpoints, layout, mlflow_store, registry, run_dirs, runs
 from tasks import train as train_task
 from tasks.train import train_model
 from tests.helpers import build_uct_dataset
@@ -69,14 +69,14 @@ def test_training_registers_a_version_that_loads_as_the_trained_net(trained: Sim
 
 
 def test_the_run_holds_params_metrics_and_curves(trained: SimpleNamespace) -> None:
-    run = registry.describe_run(trained.result.run_id)
+    run = runs.describe_run(trained.result.run_id)
     assert run.status == "FINISHED"
     assert run.params["dataset"] == DATASET and run.params["code_version"]
     assert len(run.params["dataset.manifest_id"]) == 16 and run.params["train.objective"] == "policy"
     assert {"train/loss", "train/policy_top1", "val/policy_top1", "val_policy_accuracy"} <= set(run.metrics)
-    store = registry.client()
+    store = mlflow_store.client()
     assert [m.step for m in store.get_metric_history(run.run_id, "train/loss")] == [5, 10, 15, 20, 25, 30]
-    assert [a.path for a in store.list_artifacts(run.run_id, "plots")] == [registry.CURVES_ARTIFACT]
+    assert [a.path for a in store.list_artifacts(run.run_id, "plots")] == [runs.CURVES_ARTIFACT]
     assert trained.result.metrics["val_policy_accuracy"] == run.metrics["val/policy_top1"]
 
 
@@ -99,7 +99,7 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_like_an_uninterrupted
 
     result = train_model.fn(*arguments)
     assert (result.start_step, result.step) == (20, CONFIG.steps)
-    history = registry.client().get_metric_history(result.run_id, "train/loss")
+    history = mlflow_store.client().get_metric_history(result.run_id, "train/loss")
     assert [m.step for m in history] == [5, 10, 15, 20, 25, 30]  # earlier points re-logged, none twice
     resumed, _ = registry.load(result.model_uri, build_net)
     whole, _ = registry.load(trained.result.model_uri, build_net)
