@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import Counter
 from pathlib import Path
@@ -243,3 +244,50 @@ def test_in_memory_batches_hold_the_same_samples(dataset: Path) -> None:
     key = lambda planes, moves: sorted(zip(moves.tolist(), planes.reshape(len(moves), -1).sum(1).tolist()))
     assert key(np.concatenate([b.planes for b in served]), np.concatenate([b.move for b in served])) == key(
         np.concatenate([b.planes for b in batches]), np.concatenate([b.move for b in batches]))
+
+
+class CountingDecoder:
+    """ROW_DECODER, counting its calls: the stream must decode a batch at a time, never a row."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def row_bytes(self, encoder: str, size: int) -> int:
+        self.calls["row_bytes"] += 1
+        return ROW_DECODER.row_bytes(encoder, size)
+
+    def unpack(self, packed: np.ndarray, encoder: str, size: int) -> np.ndarray:
+        self.calls["unpack"] += 1
+        return ROW_DECODER.unpack(packed, encoder, size)
+
+    def transform(self, planes, move, pi, symmetries, size):
+        self.calls["transform"] += 1
+        return ROW_DECODER.transform(planes, move, pi, symmetries, size)
+
+
+def test_the_injected_decoder_is_called_once_per_batch_and_row_group(dataset: Path) -> None:
+    decoder = CountingDecoder()
+    batches = list(BatchStream(dataset, 64, decoder=decoder, epochs=1, val_percent=0, random_symmetry=True,
+                               skip_batches=3, prefetch=0))
+    assert decoder.calls["unpack"] == decoder.calls["transform"] == len(batches) == 3000 // 64 + 1 - 3
+    assert decoder.calls["row_bytes"] == 15  # one per row group read: 3 shards x 5
+
+
+def test_batches_are_the_ones_the_stream_gave_before_the_decoder_was_injected(tmp_path: Path) -> None:
+    """Digests of a fixed-seed stream computed before the decode step moved to tasks/rows.py."""
+    def digest(source, **options) -> str:
+        hashed = hashlib.sha256()
+        for batch in BatchStream(source, 32, decoder=ROW_DECODER, seed=3, epochs=2, shuffle_buffer=300,
+                                 prefetch=0, skip_batches=2, **options):
+            for array in (batch.planes, batch.move, batch.value, batch.pi, batch.symmetry):
+                if array is not None:
+                    hashed.update(np.ascontiguousarray(array).tobytes())
+        return hashed.hexdigest()[:16]
+
+    (tmp_path / "sgf").mkdir()
+    sgf = write_sgf_dataset(tmp_path / "sgf")
+    (tmp_path / "selfplay").mkdir()
+    selfplay = write_selfplay_shards(tmp_path / "selfplay")
+    assert digest(sgf, random_symmetry=True) == "54f72c646abb30d7"
+    assert digest(sgf, split="val") == "0a5355c75c9b97c2"
+    assert digest(selfplay, random_symmetry=True) == "a27fd487b415381f"
