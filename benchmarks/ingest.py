@@ -174,7 +174,7 @@ def main() -> None:
 
         t_one, e_one, (stats, facts, _) = median_times(
             lambda run: ingest(games_dir, root / f"one-{run}", None), args.runs, "1 worker ")
-        rows, size, games = facts["rows"], facts["bytes"], facts["games"]
+        rows, size, games = facts.rows, facts.bytes, facts.games
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(2, initializer=warm_worker, initargs=(warm[0], str(root / "warm2"))) as pool:
             pool.starmap(time.sleep, [(0.5,), (0.5,)])  # both workers are up and warm

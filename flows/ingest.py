@@ -10,8 +10,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from prefect import flow, unmapped
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 from prefect.futures import as_completed
@@ -26,7 +24,7 @@ from tasks.encode import encode_shard, finalize_dataset, plan_shards
 
 @flow(name="ingest", log_prints=True, task_runner=ProcessPoolTaskRunner())
 def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
-           options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> dict[str, Any]:
+           options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> datasets.DatasetSummary:
     """Download `sources`, encode every game to ``<data>/datasets/<dataset>/``; returns the summary."""
     data = layout.data_dir(data_dir)
     dataset_dir = layout.dataset_dir(data, dataset)
@@ -41,17 +39,17 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     for done, future in enumerate(as_completed(futures), start=1):
         stats.append(future.result())
         update_progress_artifact(progress, 100.0 * done / max(len(plan), 1))
-    manifest = finalize_dataset(str(dataset_dir), plan, options, names)
+    finalize_dataset(str(dataset_dir), plan, options, names)
     facts = datasets.summary(dataset_dir)
     create_markdown_artifact(datasets.summary_markdown(dataset, facts),
                              key=artifact_key("dataset", dataset),
                              description=f"summary of dataset {dataset}")
-    return {"dataset": str(dataset_dir), "manifest_rows": manifest["rows"], **facts}
+    return facts
 
 
 def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
                options: EncodeOptions = EncodeOptions(), workers: int | None = None,
-               dask_address: str | None = None, target_rows: int | None = None) -> dict[str, Any]:
+               dask_address: str | None = None, target_rows: int | None = None) -> datasets.DatasetSummary:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
     runner = task_runner(workers, dask_address)
     with prefect_api():

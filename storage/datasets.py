@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -210,7 +211,23 @@ def filter_out_games(shard: Path, game_ids: set[str]) -> tuple[int, int]:
     return table.num_rows, write_parquet(shard, table)
 
 
-def summary(dataset: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DatasetSummary:
+    """What a complete dataset holds: the ingest flow's result and its report."""
+
+    dataset: str  # the dataset directory
+    games: int  # games in the listed shards (after cross-shard dedupe)
+    positions: int  # their positions (moves), before augmentation
+    rows: int  # rows in the listed shards (positions x symmetries kept)
+    bytes: int  # bytes of the listed shards on disk
+    bytes_per_row: float  # bytes / rows (0 for an empty dataset)
+    results: dict[str, int]  # games by winner: black, white, jigo/unknown
+    length_histogram: dict[str, int]  # games by length in moves, in buckets of ten ("30-39")
+    refusals: dict[str, int]  # refused games by reason (without the move of an illegal move)
+    games_refused: int  # refused games in all
+
+
+def summary(dataset: Path) -> DatasetSummary:
     """Games, positions, rows, bytes per row, results, game lengths and refusals, via polars."""
     import polars as pl
 
@@ -228,24 +245,23 @@ def summary(dataset: Path) -> dict[str, Any]:
                 .group_by(pl.col("reason").str.replace(r"@\d+$", "").alias("reason")).len()
                 .sort("len", descending=True))
     rows = manifest["rows"]
-    return {
-        "games": games.height, "positions": int(games["moves"].sum() or 0), "rows": rows,
-        "bytes": manifest["bytes"], "bytes_per_row": manifest["bytes"] / rows if rows else 0.0,
-        "results": {{1: "black", -1: "white", 0: "jigo/unknown"}[w]: n for w, n in results.iter_rows()},
-        "length_histogram": {f"{lo}-{lo + 9}": n for lo, n in lengths.iter_rows()},
-        "refusals": dict(refusals.iter_rows()),
-        "games_refused": manifest["games_refused"],
-    }
+    return DatasetSummary(
+        dataset=str(dataset), games=games.height, positions=int(games["moves"].sum() or 0), rows=rows,
+        bytes=manifest["bytes"], bytes_per_row=manifest["bytes"] / rows if rows else 0.0,
+        results={{1: "black", -1: "white", 0: "jigo/unknown"}[w]: n for w, n in results.iter_rows()},
+        length_histogram={f"{lo}-{lo + 9}": n for lo, n in lengths.iter_rows()},
+        refusals=dict(refusals.iter_rows()), games_refused=manifest["games_refused"],
+    )
 
 
-def summary_markdown(name: str, facts: dict[str, Any]) -> str:
+def summary_markdown(name: str, facts: DatasetSummary) -> str:
     """The summary as a Markdown report (a Prefect artifact)."""
     lines = [f"# Dataset `{name}`", "", "| measure | value |", "|---|---|"]
     for key in ("games", "positions", "rows", "bytes", "games_refused"):
-        lines.append(f"| {key} | {facts[key]:,} |")
-    lines.append(f"| bytes per row on disk | {facts['bytes_per_row']:.1f} |")
-    for title, table in (("Results", facts["results"]), ("Game lengths (moves)", facts["length_histogram"]),
-                         ("Refusals by reason", facts["refusals"])):
+        lines.append(f"| {key} | {getattr(facts, key):,} |")
+    lines.append(f"| bytes per row on disk | {facts.bytes_per_row:.1f} |")
+    for title, table in (("Results", facts.results), ("Game lengths (moves)", facts.length_histogram),
+                         ("Refusals by reason", facts.refusals)):
         lines += ["", f"## {title}", "", "| | games |", "|---|---|"]
         lines += [f"| {key} | {value:,} |" for key, value in table.items()] or ["| (none) | 0 |"]
     return "\n".join(lines)

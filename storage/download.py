@@ -9,14 +9,11 @@ Owns the download half of ``<data>/raw/<source>/`` (storage.archives owns the ex
     <data>/raw/<source>/.lock-<file>            held while one archive is downloaded and extracted
 
 `fetch_source` turns a source string (see storage.catalog) into directories of SGF files;
-`download_url` fetches one URL. Failures raise `DownloadError` with a `reason` such as ``http-404``,
+`download_url` fetches one URL. Failures raise `DownloadError` with a `reason` (``http-404``,
 ``unknown-host``, ``unreachable``, ``truncated``, ``html-instead-of-archive``, ``checksum-mismatch``,
-``size-mismatch``.
-
-This is the one retry layer of downloads (the Prefect task adds none): transient failures (no
-connection, a cut transfer, 408, 429, 5xx) are retried with exponential backoff, each try resuming
-the ``.part`` with a Range request; permanent ones (other 4xx, a host name that does not resolve,
-a web page or a refused archive) fail at once.
+...). The one retry layer of downloads (the Prefect task adds none): transient failures are retried
+with backoff, each try resuming the ``.part`` (Range); permanent ones (4xx but 408/429, unknown
+host, a web page, a refused archive) fail at once.
 """
 
 from __future__ import annotations

@@ -299,11 +299,11 @@ def test_summary_counts_the_listed_shards_games_results_lengths_and_refusals(tmp
     datasets.write_manifest(tmp_path, {"rows": listed["rows"], "bytes": listed["bytes"], "games_refused": 3,
                                        "shards": [{"file": listed["shard"], "key": "k1"}]})
     facts = datasets.summary(tmp_path)
-    assert facts["games"] == 3 and facts["positions"] == 37 + 42 + 5
-    assert (facts["rows"], facts["bytes"]) == (listed["rows"], listed["bytes"])
-    assert facts["bytes_per_row"] == pytest.approx(listed["bytes"] / listed["rows"])
-    assert facts["results"] == {"black": 1, "white": 1, "jigo/unknown": 1}
-    assert facts["length_histogram"] == {"0-9": 1, "30-39": 1, "40-49": 1}
-    assert facts["refusals"] == {"illegal-move": 2, "syntax": 1}
+    assert facts.games == 3 and facts.positions == 37 + 42 + 5
+    assert (facts.rows, facts.bytes) == (listed["rows"], listed["bytes"])
+    assert facts.bytes_per_row == pytest.approx(listed["bytes"] / listed["rows"])
+    assert facts.results == {"black": 1, "white": 1, "jigo/unknown": 1}
+    assert facts.length_histogram == {"0-9": 1, "30-39": 1, "40-49": 1}
+    assert facts.refusals == {"illegal-move": 2, "syntax": 1}
     markdown = datasets.summary_markdown("tiny", facts)
     assert markdown.startswith("# Dataset `tiny`") and "| illegal-move | 2 |" in markdown
