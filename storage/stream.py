@@ -18,7 +18,7 @@ batches an uninterrupted one would have.
 
 storage knows bytes, not Go: the bits → planes step, the plane and move symmetries and
 their width come from a `RowDecoder` the caller passes (tasks.rows.ROW_DECODER), as
-`storage.registry.load(build=...)` takes its net builder. It is called once per batch.
+`storage.registry.load(build=...)` takes its net builder: once per batch, never per row.
 """
 
 from __future__ import annotations
