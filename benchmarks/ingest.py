@@ -24,9 +24,9 @@ import numpy as np  # noqa: E402
 from sgfmill import boards  # noqa: E402
 from sgfmill import sgf as sgfmill_sgf
 
-from gocore import sgf  # noqa: E402
 from gocore.nn.encode import EncodeOptions  # noqa: E402
 from gocore.play.match import play_game  # noqa: E402
+from gocore.rules import sgf  # noqa: E402
 from gocore.search.agents import RandomAgent  # noqa: E402
 from storage import datasets, schemas  # noqa: E402
 from tasks.encode import ShardSpec, encode_shard, finalize_dataset, plan_shards  # noqa: E402
