@@ -42,7 +42,7 @@ from gocore.nn.encode import EncodeOptions  # noqa: E402
 from gocore.play.match import play_game  # noqa: E402
 from gocore.rules import sgf  # noqa: E402
 from gocore.search.agents import RandomAgent  # noqa: E402
-from storage import datasets  # noqa: E402
+from storage import datasets, schemas  # noqa: E402
 from tasks.encode import ShardSpec, encode_shard, finalize_dataset, plan_shards  # noqa: E402
 
 SIZE = 9
@@ -99,7 +99,7 @@ def encode_star(args: tuple[ShardSpec, str]) -> dict:
 
 def baseline_encode(files: list[Path], out: Path) -> int:
     """The straightforward path, one position and one symmetry at a time; returns rows."""
-    columns: dict[str, list] = {name: [] for name in datasets.ROW_SCHEMA.names}
+    columns: dict[str, list] = {name: [] for name in schemas.ROW_SCHEMA.names}
     for path in files:
         game = sgfmill_sgf.Sgf_game.from_bytes(path.read_bytes())
         winner = {"b": 1, "w": -1}.get(game.get_winner(), 0)
@@ -139,7 +139,7 @@ def baseline_encode(files: list[Path], out: Path) -> int:
             if point is not None:
                 board.play(point[0], point[1], colour)
     rows = len(columns["move"])
-    table = datasets.rows_table({
+    table = schemas.rows_table({
         **{k: np.array(v) for k, v in columns.items() if k not in ("planes", "encoder", "size", "komi")},
         "planes": np.array(columns["planes"]), "encoder": np.full(rows, "agz17", object),
         "size": np.full(rows, SIZE, np.int8), "komi": np.full(rows, 7.5, np.float32),
@@ -184,7 +184,7 @@ def main() -> None:
 
         t_one, e_one, (stats, facts, _) = median_times(
             lambda run: ingest(games_dir, root / f"one-{run}", None), args.runs, "1 worker ")
-        rows, size, games = facts["rows"], facts["bytes"], facts["games"]
+        rows, size, games = facts.rows, facts.bytes, facts.games
         ctx = multiprocessing.get_context("spawn")
         with ctx.Pool(2, initializer=warm_worker, initargs=(warm[0], str(root / "warm2"))) as pool:
             pool.starmap(time.sleep, [(0.5,), (0.5,)])  # both workers are up and warm

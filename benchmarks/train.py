@@ -48,8 +48,9 @@ from gocore.nn.training import SMALL, TrainConfig, train
 from gocore.play.match import play_game
 from gocore.rules.sgf import GameRecord
 from gocore.search.agents import RandomAgent
-from storage import datasets
+from storage import datasets, schemas
 from storage.stream import Batch, InMemoryBatches, StreamFactory
+from tasks.rows import ROW_DECODER
 
 SIZE = 9
 
@@ -64,8 +65,8 @@ def build_dataset(root: Path, games: int, shards: int, seed: int) -> Path:
             encoder.add_game(GameRecord(size=SIZE, moves=game.moves, winner=game.winner), f"random#{i}")
         columns = encoder.finish()
         name = f"shard-{shard:05d}.parquet"
-        size = datasets.write_parquet(root / name, datasets.rows_table(columns))
-        listed.append({"file": name, "rows": len(columns["planes"]), "bytes": size, "key": str(shard)})
+        size = datasets.write_parquet(root / name, schemas.encoded_rows_table(columns))
+        listed.append({"file": name, "rows": len(columns), "bytes": size, "key": str(shard)})
     datasets.write_manifest(root, {"shards": listed, "rows": sum(s["rows"] for s in listed),
                                    "bytes": sum(s["bytes"] for s in listed)})
     return root
@@ -96,7 +97,7 @@ def main() -> None:
         manifest = datasets.read_manifest(dataset)
         print(f"dataset: {manifest['rows']:,} rows, {manifest['bytes'] / 1e6:.1f} MB in {args.shards} shards "
               f"({time.perf_counter() - started:.1f} s to build)")
-        factory = StreamFactory(dataset, args.batch_size, val_percent=5, seed=0)
+        factory = StreamFactory(dataset, args.batch_size, ROW_DECODER, val_percent=5, seed=0)
         memory = InMemoryBatches.collect(islice(factory("train", 0), args.steps), batch_size=args.batch_size)
         sources = {"memory": lambda split, skip: memory, "parquet": factory}
         config = dataclasses.replace(SMALL, steps=max(2, args.steps), batch_size=args.batch_size, val_every=0,

@@ -136,14 +136,14 @@ def print_dataset_summary(name: str, facts: dict) -> None:
     """The dataset summary as rich tables."""
     from rich.table import Table
 
-    table = Table(title=f"dataset {name}: {facts['dataset']}")
+    table = Table(title=f"dataset {name}: {facts.dataset}")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for key in ("games", "positions", "rows", "bytes", "games_refused"):
-        table.add_row(key, f"{facts[key]:,}")
-    table.add_row("bytes per row on disk", f"{facts['bytes_per_row']:.1f}")
-    for title, values in (("result", facts["results"]), ("length", facts["length_histogram"]),
-                          ("refused", facts["refusals"])):
+        table.add_row(key, f"{getattr(facts, key):,}")
+    table.add_row("bytes per row on disk", f"{facts.bytes_per_row:.1f}")
+    for title, values in (("result", facts.results), ("length", facts.length_histogram),
+                          ("refused", facts.refusals)):
         for key, value in values.items():
             table.add_row(f"{title}: {key}", f"{value:,}")
     console.print(table)

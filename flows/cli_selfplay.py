@@ -9,7 +9,7 @@ pipeline. flows/cli.py mounts `selfplay` as a command.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
@@ -17,6 +17,9 @@ from rich.table import Table
 from flows.cli_common import DATA_DIR_HELP, console, quiet_prefect, shard_progress, user_errors
 
 MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'uniform' (no net)"
+
+if TYPE_CHECKING:  # the real import waits for the command: `gozero --help` stays fast
+    from flows.selfplay import GenerationSummary
 
 
 def selfplay(
@@ -55,7 +58,7 @@ def selfplay(
 
 
 def _run(model: str, games: int, sims: int, generation: int, data: str, workers: int | None,
-         games_per_task: int | None, dask_address: str | None, **options: Any) -> dict[str, Any]:
+         games_per_task: int | None, dask_address: str | None, **options: Any) -> GenerationSummary:
     """The flow under a progress bar fed from the sidecars on disk."""
     from flows.selfplay import default_games_per_task, run_selfplay, selfplay_progress
 
@@ -69,20 +72,20 @@ def _run(model: str, games: int, sims: int, generation: int, data: str, workers:
                             games_per_task=per_task, **options)
 
 
-def summary_table(summary: dict[str, Any]) -> Table:
+def summary_table(summary: GenerationSummary) -> Table:
     """The generation's summary: games, positions, results, how games ended, false resignations."""
-    table = Table(title=f"self-play gen={summary['generation']}: {summary['directory']}")
+    table = Table(title=f"self-play gen={summary.generation}: {summary.directory}")
     table.add_column("measure")
     table.add_column("value", justify="right")
-    games = max(summary.get("games", 0), 1)
+    games = max(summary.counts.games, 1)
     for measure, key in (("games", "games"), ("positions", "positions"), ("black wins", "black_wins"),
                          ("white wins", "white_wins"), ("draws", "draws"), ("resignations", "resignations"),
                          ("two passes", "two_passes"), ("move cap", "move_cap"),
                          ("no-resign games", "no_resign_games"), ("false resignations", "false_resignations")):
-        value = summary.get(key, 0)
+        value = getattr(summary.counts, key)
         share = f" ({100 * value / games:.0f} %)" if key.endswith("wins") else ""
         table.add_row(measure, f"{value:,}{share}")
-    table.add_row("mean length", f"{summary['mean_length']:.1f}")
-    table.add_row("tasks (already on disk)", f"{summary['tasks']} ({summary['tasks_skipped']})")
-    table.add_row("play time (s, summed over tasks)", f"{summary['seconds_played']:.1f}")
+    table.add_row("mean length", f"{summary.mean_length:.1f}")
+    table.add_row("tasks (already on disk)", f"{summary.tasks} ({summary.tasks_skipped})")
+    table.add_row("play time (s, summed over tasks)", f"{summary.seconds_played:.1f}")
     return table

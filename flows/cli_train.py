@@ -11,7 +11,7 @@ device) print one red line on stderr and exit 1. flows/cli.py mounts `train_comm
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -25,6 +25,9 @@ from flows.cli_common import (
     use_threads,
     user_errors,
 )
+
+if TYPE_CHECKING:  # the real import waits for the command: `gozero --help` stays fast
+    from tasks.train import TrainResult
 
 
 def train_command(
@@ -80,7 +83,7 @@ def _checked_run_key(dataset: str, family: str, preset: str, steps: int | None, 
 
 
 def _run(dataset: str, family: str, preset: str, steps: int | None, batch_size: int | None, device: str,
-         data: str | None, run_name: str | None, flow: bool) -> dict[str, Any]:
+         data: str | None, run_name: str | None, flow: bool) -> TrainResult:
     """Train here (the task's function) or through the flow; the task's result dict."""
     from flows.train_supervised import run_train_supervised, training_config
     from storage import layout
@@ -92,13 +95,13 @@ def _run(dataset: str, family: str, preset: str, steps: int | None, batch_size: 
     return train_and_register(path, family, preset, training_config(preset, steps, batch_size, device), data, run_name)
 
 
-def _print_result(family: str, result: dict[str, Any]) -> None:
+def _print_result(family: str, result: TrainResult) -> None:
     """Run id, model URI and the final metrics."""
-    metrics = result["metrics"]
+    metrics = result.metrics
     shown = [f"{name} {metrics[name]:.4g}" for name in ("train/loss", "val/policy_top1", "val/value_mse")
              if name in metrics]
-    resumed = f", resumed from step {result['start_step']}" if result.get("start_step") else ""
-    console.print(f"trained a {family} net: {result['step']} steps on {result['device']}{resumed}"
+    resumed = f", resumed from step {result.start_step}" if result.start_step else ""
+    console.print(f"trained a {family} net: {result.step} steps on {result.device}{resumed}"
                   + (f"; {', '.join(shown)}" if shown else ""))
-    console.print(f"MLflow run: {result['run_id']}", soft_wrap=True)
-    console.print(f"model: {result['model_uri']}", soft_wrap=True)
+    console.print(f"MLflow run: {result.run_id}", soft_wrap=True)
+    console.print(f"model: {result.model_uri}", soft_wrap=True)

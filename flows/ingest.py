@@ -1,6 +1,6 @@
 """Ingest flow: download SGF sources, encode them to a Parquet dataset in parallel, summarise.
 
-    downloads = download_source.map(sources)            # retries on I/O
+    downloads = download_source.map(sources)            # storage retries transient errors
     shards    = plan_shards(sgf dirs)                   # content-keyed groups of files
     stats     = encode_shard.map(shards)                # processes locally, or a Dask cluster
     manifest  = finalize_dataset(stats)                 # dedupe, quarantine, manifest last
@@ -9,8 +9,6 @@
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from prefect import flow, unmapped
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
@@ -26,14 +24,14 @@ from tasks.encode import encode_shard, finalize_dataset, plan_shards
 
 @flow(name="ingest", log_prints=True, task_runner=ProcessPoolTaskRunner())
 def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
-           options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> dict[str, Any]:
+           options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> datasets.DatasetSummary:
     """Download `sources`, encode every game to ``<data>/datasets/<dataset>/``; returns the summary."""
     data = layout.data_dir(data_dir)
     dataset_dir = layout.dataset_dir(data, dataset)
     names = expand_sources(sources)
     downloads = [future.result() for future in download_source.map(names, unmapped(str(data)))]
     roots = [d for summary in downloads for d in summary["sgf_dirs"]]
-    plan = plan_shards(roots, str(data / "raw"), str(dataset_dir), options, target_rows)
+    plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
     progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
                                         description=f"shards of {dataset} encoded")
     futures = encode_shard.map(plan, unmapped(str(dataset_dir)), unmapped(options))
@@ -41,18 +39,17 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     for done, future in enumerate(as_completed(futures), start=1):
         stats.append(future.result())
         update_progress_artifact(progress, 100.0 * done / max(len(plan), 1))
-    manifest = finalize_dataset(str(dataset_dir), plan, options, names)
+    finalize_dataset(str(dataset_dir), plan, options, names)
     facts = datasets.summary(dataset_dir)
     create_markdown_artifact(datasets.summary_markdown(dataset, facts),
                              key=artifact_key("dataset", dataset),
                              description=f"summary of dataset {dataset}")
-    return {"dataset": str(dataset_dir), "manifest_rows": manifest["rows"], **facts}
-
+    return facts
 
 
 def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
                options: EncodeOptions = EncodeOptions(), workers: int | None = None,
-               dask_address: str | None = None, target_rows: int | None = None) -> dict[str, Any]:
+               dask_address: str | None = None, target_rows: int | None = None) -> datasets.DatasetSummary:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
     runner = task_runner(workers, dask_address)
     with prefect_api():
@@ -61,13 +58,5 @@ def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
 
 def dataset_progress(data_dir: str | None, dataset: str) -> tuple[int, int]:
     """(shards finished, shards planned) of a dataset being built; for progress bars."""
-    work = datasets.work_dir(layout.dataset_dir(layout.data_dir(data_dir), dataset))
-    plan = work / "plan.json"
-    if not plan.exists():
-        return 0, 0
-    import json
-
-    keys = {spec["key"] for spec in json.loads(plan.read_text())}
-    done = sum(1 for path in work.glob("stats-*.json") if path.stem.removeprefix("stats-") in keys)
-    return done, len(keys)
+    return datasets.progress(layout.dataset_dir(layout.data_dir(data_dir), dataset))
 

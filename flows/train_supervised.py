@@ -21,7 +21,7 @@ from prefect.artifacts import create_markdown_artifact
 from flows.runtime import artifact_key, prefect_api
 from gocore.nn.training import PRESETS, TrainConfig, TrainError
 from storage import layout
-from tasks.train import train_model
+from tasks.train import TrainResult, train_model
 
 FAMILIES = ("policy", "value", "dual")
 
@@ -49,7 +49,7 @@ def families_to_train(family: str, also_value: bool) -> list[str]:
 @flow(name="train_supervised", log_prints=True)
 def train_supervised(dataset: str, family: str = "policy", preset: str = "small", steps: int | None = None,
                      batch_size: int | None = None, device: str = "auto", data_dir: str | None = None,
-                     also_value: bool = False, run_name: str | None = None) -> dict[str, dict[str, Any]]:
+                     also_value: bool = False, run_name: str | None = None) -> dict[str, TrainResult]:
     """Train `family` (and a value net with `also_value`) on a dataset; results by family."""
     data = layout.data_dir(data_dir)
     dataset_dir = str(layout.dataset_dir(data, dataset))
@@ -59,28 +59,28 @@ def train_supervised(dataset: str, family: str = "policy", preset: str = "small"
         run = f"{run_name}-{name}" if run_name and name != family else run_name
         print(f"training a {name} net ({preset}, {config.steps} steps) on {dataset}")
         results[name] = train_model(dataset_dir, name, preset, config.to_dict(), str(data), run)
-        print(f"{name}: run {results[name]['run_id']}, {results[name]['model_uri']}")
+        print(f"{name}: run {results[name].run_id}, {results[name].model_uri}")
     create_markdown_artifact(results_markdown(dataset, results), key=artifact_key("train", dataset),
                              description=f"supervised training on {dataset}")
     return results
 
 
-def results_markdown(dataset: str, results: dict[str, dict[str, Any]]) -> str:
+def results_markdown(dataset: str, results: dict[str, TrainResult]) -> str:
     """Run ids, model URIs and final metrics as a Markdown report."""
     lines = [f"# Supervised training on `{dataset}`", ""]
     for family, result in results.items():
-        lines += [f"## {family} net", "", f"- MLflow run: `{result['run_id']}`",
-                  f"- model: `{result['model_uri']}`",
-                  f"- steps: {result['step']} (resumed from {result['start_step']}), device {result['device']}",
+        lines += [f"## {family} net", "", f"- MLflow run: `{result.run_id}`",
+                  f"- model: `{result.model_uri}`",
+                  f"- steps: {result.step} (resumed from {result.start_step}), device {result.device}",
                   "", "| metric | final value |", "|---|---|"]
-        lines += [f"| {name} | {value:.4g} |" for name, value in sorted(result["metrics"].items())]
+        lines += [f"| {name} | {value:.4g} |" for name, value in sorted(result.metrics.items())]
         lines.append("")
     return "\n".join(lines)
 
 
 def run_train_supervised(dataset: str, family: str = "policy", preset: str = "small", steps: int | None = None,
                          batch_size: int | None = None, device: str = "auto", data_dir: str | None = None,
-                         also_value: bool = False, run_name: str | None = None) -> dict[str, dict[str, Any]]:
+                         also_value: bool = False, run_name: str | None = None) -> dict[str, TrainResult]:
     """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set)."""
     with prefect_api():
         return train_supervised(dataset, family, preset, steps, batch_size, device, data_dir, also_value, run_name)

@@ -1,98 +1,45 @@
-"""Encoded SGF datasets on disk: the Parquet schema, shard and quarantine writers, the manifest.
+"""Encoded SGF datasets on disk: every file name of a dataset, shard and quarantine writers, the manifest, progress.
 
 A dataset directory holds ``shard-*.parquet`` (training rows), ``quarantine.parquet`` (every
 refused game with its reason) and ``manifest.json``, written last: readers trust only the shards
 the manifest lists, so a crash mid-way never exposes a partial dataset. Per-shard progress lives
 in ``.work/`` (one stats file per shard, with its refusals) so a rerun skips finished shards.
 
-Row schema (one row per position per symmetry):
+    <dataset>/shard-<index>-<key>.parquet   training rows (storage.schemas.ROW_SCHEMA)
+    <dataset>/quarantine.parquet            refused games (storage.schemas.QUARANTINE_SCHEMA)
+    <dataset>/manifest.json                 the dataset's facts and its shards, written last
+    <dataset>/.work/plan.json               the shards being built: index, key, files, labels
+    <dataset>/.work/stats-<key>.json        one finished shard: its counts, games and refusals
 
-============  ========  ===============================================================
-column        type      meaning
-============  ========  ===============================================================
-encoder       string    feature encoder name (``agz17``, ``oneplane``)
-size          int8      board size N
-planes        binary    ``numpy.packbits`` of the uint8 planes (C, N, N), C order, big-endian bits
-move          int16     move played, in this row's symmetry frame (pass = N*N)
-value         int8      +1 the side to move won, -1 lost, 0 jigo or unknown
-game_id       string    stable hash of size + komi-free setup + moves (16 hex digits)
-move_number   int16     0-based index of the move in the game
-symmetry      int8      dihedral symmetry 0..7 applied (0 = identity)
-komi          float32   komi of the game
-source        string    ``<file relative to the raw dir>#<game index in the file>``
-============  ========  ===============================================================
+Re-planning removes the stats files of shards the new plan does not hold.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gocore.errors import GozeroError
 from storage.atomic import WritebackFile, atomic_path, remove_stale_temps, write_json
+from storage.schemas import GameRows, encoded_rows_table, quarantine_table
 
 MANIFEST = "manifest.json"
 QUARANTINE = "quarantine.parquet"
 WORK_DIR = ".work"
+PLAN = "plan.json"
+SHARD_GLOB = "shard-*.parquet"
 _UNIQUE_COLUMNS = ("planes", "pi", "detail")  # all values differ: a dictionary would be wasted work
 _NO_STATISTICS = _UNIQUE_COLUMNS + ("game_id", "source")  # min/max of these would never prune a read
 
-ROW_SCHEMA = pa.schema([
-    ("encoder", pa.string()),
-    ("size", pa.int8()),
-    ("planes", pa.binary()),
-    ("move", pa.int16()),
-    ("value", pa.int8()),
-    ("game_id", pa.string()),
-    ("move_number", pa.int16()),
-    ("symmetry", pa.int8()),
-    ("komi", pa.float32()),
-    ("source", pa.string()),
-])
-
-QUARANTINE_SCHEMA = pa.schema([
-    ("file", pa.string()),
-    ("game_index", pa.int32()),
-    ("reason", pa.string()),
-    ("detail", pa.string()),
-])
-
-
 class DatasetError(GozeroError, RuntimeError):
     """A dataset that is missing, incomplete or does not match the schema."""
-
-
-def binary_column(packed: np.ndarray) -> pa.Array:
-    """A Parquet binary column over fixed-width rows of packed bytes, without copying them."""
-    rows, width = packed.shape  # (R, nbytes) uint8
-    offsets = np.arange(0, (rows + 1) * width, width, dtype=np.int32)
-    data = np.ascontiguousarray(packed).reshape(-1)
-    return pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
-
-
-def rows_table(columns: dict[str, Any], dictionaries: bool = False) -> pa.Table:
-    """A table in ROW_SCHEMA from columns: numpy arrays (planes as (R, nbytes) uint8) or Arrow arrays.
-
-    String columns given as Arrow dictionary arrays are decoded, unless `dictionaries`: then they
-    stay dictionaries (for `write_shard`, which stores them as such and reads back ROW_SCHEMA).
-    """
-    arrays = []
-    for field in ROW_SCHEMA:
-        value = columns[field.name]
-        if isinstance(value, (pa.Array, pa.ChunkedArray)):
-            keep = dictionaries and pa.types.is_dictionary(value.type)
-            arrays.append(value if keep else value.cast(field.type))
-        elif field.name == "planes":
-            arrays.append(binary_column(value))
-        else:
-            arrays.append(pa.array(value, type=field.type))
-    return pa.Table.from_arrays(arrays, names=ROW_SCHEMA.names)
 
 
 def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync_dir: bool = True,
@@ -105,11 +52,6 @@ def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync
                        write_statistics=[name for name in table.column_names if name not in _NO_STATISTICS],
                        store_schema=store_schema, write_batch_size=16_384)  # 1,024 costs ~4% more
     return path.stat().st_size
-
-
-def quarantine_table(entries: Sequence[dict[str, Any]]) -> pa.Table:
-    """Refused games as a table: file, game_index (-1 = the whole file), reason, detail."""
-    return pa.Table.from_pylist(list(entries), schema=QUARANTINE_SCHEMA)
 
 
 def work_dir(dataset: Path) -> Path:
@@ -134,8 +76,13 @@ def shard_done(dataset: Path, key: str) -> dict[str, Any] | None:
     return stats
 
 
-def write_shard(dataset: Path, name: str, columns: dict[str, Any]) -> int:
-    """Write one shard's rows (`rows_table` columns); returns its size.
+def shard_name(index: int, key: str) -> str:
+    """File name of the shard at `index` of the plan, with content key `key`."""
+    return f"shard-{index:05d}-{key[:8]}.parquet"
+
+
+def write_shard(dataset: Path, name: str, rows: GameRows) -> int:
+    """Write one shard's rows; returns its size.
 
     String columns may be dictionary arrays: they are written as Parquet dictionaries directly,
     and without the Arrow schema in the file they read back as plain strings, in ROW_SCHEMA.
@@ -143,7 +90,7 @@ def write_shard(dataset: Path, name: str, columns: dict[str, Any]) -> int:
     (which `shard_done` checks); its directory entry is made durable by the manifest's
     directory fsync (the same directory) before any reader is told about it.
     """
-    table = rows_table(columns, dictionaries=True)
+    table = encoded_rows_table(rows, dictionaries=True)
     return write_parquet(dataset / name, table, sync_dir=False, store_schema=False)
 
 
@@ -161,6 +108,34 @@ def record_shard(dataset: Path, key: str, stats: dict[str, Any], refused: Sequen
 
 def _stats_path(dataset: Path, key: str) -> Path:
     return work_dir(dataset) / f"stats-{key}.json"
+
+
+def write_plan(dataset: Path, shards: Sequence[Mapping[str, Any]]) -> list[str]:
+    """Save the plan (one JSON object per shard, each with its "key") for progress displays,
+    only when it changed; remove the stats files of shards it no longer holds (returned)."""
+    path = work_dir(dataset) / PLAN
+    document = [dict(shard) for shard in shards]
+    if not path.exists() or json.loads(path.read_bytes()) != document:
+        write_json(path, document, indent=None)  # only when changed: a rerun rewrites nothing
+    keys = {shard["key"] for shard in document}
+    stale = [p for p in work_dir(dataset).glob("stats-*.json") if _key_of_stats(p) not in keys]
+    for stats_path in stale:
+        stats_path.unlink(missing_ok=True)
+    return sorted(_key_of_stats(p) for p in stale)
+
+
+def progress(dataset: Path) -> tuple[int, int]:
+    """(shards finished, shards planned) of a dataset being built; (0, 0) before it is planned."""
+    try:
+        keys = {shard["key"] for shard in json.loads((work_dir(dataset) / PLAN).read_bytes())}
+    except (OSError, ValueError, KeyError, TypeError):  # not planned yet, or being replaced
+        return 0, 0
+    done = sum(1 for path in work_dir(dataset).glob("stats-*.json") if _key_of_stats(path) in keys)
+    return done, len(keys)
+
+
+def _key_of_stats(path: Path) -> str:
+    return path.stem.removeprefix("stats-")
 
 
 def clean_partial(dataset: Path) -> int:
@@ -183,9 +158,16 @@ def merge_quarantine(dataset: Path, keys: Iterable[str], extra: Sequence[dict[st
     return merged.num_rows
 
 
-def write_manifest(dataset: Path, manifest: dict[str, Any]) -> None:
-    """Write manifest.json, last: from now on the dataset is complete."""
-    write_json(dataset / MANIFEST, manifest)
+def write_manifest(dataset: Path, manifest: Mapping[str, Any]) -> bool:
+    """Write manifest.json, last: from now on the dataset is complete. An unchanged manifest is
+    not rewritten (a rerun rewrites nothing); returns whether it was written."""
+    try:
+        if read_manifest(dataset) == json.loads(json.dumps(manifest)):  # compared in its JSON form
+            return False
+    except (DatasetError, ValueError):  # none yet, or unreadable: write it
+        pass
+    write_json(dataset / MANIFEST, dict(manifest))
+    return True
 
 
 def read_manifest(dataset: Path) -> dict[str, Any]:
@@ -196,6 +178,12 @@ def read_manifest(dataset: Path) -> dict[str, Any]:
     return json.loads(path.read_text())
 
 
+def manifest_id(manifest: Mapping[str, Any]) -> str:
+    """16 hex digits of the manifest's canonical JSON SHA-256: which build of the dataset it is."""
+    canonical = json.dumps(manifest, sort_keys=True, separators=(",", ":")).encode()
+    return hashlib.sha256(canonical).hexdigest()[:16]
+
+
 def shard_paths(dataset: Path) -> list[Path]:
     """The shards a complete dataset's manifest lists, in order."""
     return [dataset / shard["file"] for shard in read_manifest(dataset)["shards"]]
@@ -204,7 +192,7 @@ def shard_paths(dataset: Path) -> list[Path]:
 def remove_unlisted_shards(dataset: Path, listed: Iterable[str]) -> list[str]:
     """Delete shard files the manifest does not list (from an earlier, different build)."""
     keep = set(listed)
-    removed = [p.name for p in dataset.glob("shard-*.parquet") if p.name not in keep]
+    removed = [p.name for p in dataset.glob(SHARD_GLOB) if p.name not in keep]
     for name in removed:
         (dataset / name).unlink()
     return removed
@@ -223,7 +211,23 @@ def filter_out_games(shard: Path, game_ids: set[str]) -> tuple[int, int]:
     return table.num_rows, write_parquet(shard, table)
 
 
-def summary(dataset: Path) -> dict[str, Any]:
+@dataclass(frozen=True)
+class DatasetSummary:
+    """What a complete dataset holds: the ingest flow's result and its report."""
+
+    dataset: str  # the dataset directory
+    games: int  # games in the listed shards (after cross-shard dedupe)
+    positions: int  # their positions (moves), before augmentation
+    rows: int  # rows in the listed shards (positions x symmetries kept)
+    bytes: int  # bytes of the listed shards on disk
+    bytes_per_row: float  # bytes / rows (0 for an empty dataset)
+    results: dict[str, int]  # games by winner: black, white, jigo/unknown
+    length_histogram: dict[str, int]  # games by length in moves, in buckets of ten ("30-39")
+    refusals: dict[str, int]  # refused games by reason (without the move of an illegal move)
+    games_refused: int  # refused games in all
+
+
+def summary(dataset: Path) -> DatasetSummary:
     """Games, positions, rows, bytes per row, results, game lengths and refusals, via polars."""
     import polars as pl
 
@@ -241,24 +245,23 @@ def summary(dataset: Path) -> dict[str, Any]:
                 .group_by(pl.col("reason").str.replace(r"@\d+$", "").alias("reason")).len()
                 .sort("len", descending=True))
     rows = manifest["rows"]
-    return {
-        "games": games.height, "positions": int(games["moves"].sum() or 0), "rows": rows,
-        "bytes": manifest["bytes"], "bytes_per_row": manifest["bytes"] / rows if rows else 0.0,
-        "results": {{1: "black", -1: "white", 0: "jigo/unknown"}[w]: n for w, n in results.iter_rows()},
-        "length_histogram": {f"{lo}-{lo + 9}": n for lo, n in lengths.iter_rows()},
-        "refusals": dict(refusals.iter_rows()),
-        "games_refused": manifest["games_refused"],
-    }
+    return DatasetSummary(
+        dataset=str(dataset), games=games.height, positions=int(games["moves"].sum() or 0), rows=rows,
+        bytes=manifest["bytes"], bytes_per_row=manifest["bytes"] / rows if rows else 0.0,
+        results={{1: "black", -1: "white", 0: "jigo/unknown"}[w]: n for w, n in results.iter_rows()},
+        length_histogram={f"{lo}-{lo + 9}": n for lo, n in lengths.iter_rows()},
+        refusals=dict(refusals.iter_rows()), games_refused=manifest["games_refused"],
+    )
 
 
-def summary_markdown(name: str, facts: dict[str, Any]) -> str:
+def summary_markdown(name: str, facts: DatasetSummary) -> str:
     """The summary as a Markdown report (a Prefect artifact)."""
     lines = [f"# Dataset `{name}`", "", "| measure | value |", "|---|---|"]
     for key in ("games", "positions", "rows", "bytes", "games_refused"):
-        lines.append(f"| {key} | {facts[key]:,} |")
-    lines.append(f"| bytes per row on disk | {facts['bytes_per_row']:.1f} |")
-    for title, table in (("Results", facts["results"]), ("Game lengths (moves)", facts["length_histogram"]),
-                         ("Refusals by reason", facts["refusals"])):
+        lines.append(f"| {key} | {getattr(facts, key):,} |")
+    lines.append(f"| bytes per row on disk | {facts.bytes_per_row:.1f} |")
+    for title, table in (("Results", facts.results), ("Game lengths (moves)", facts.length_histogram),
+                         ("Refusals by reason", facts.refusals)):
         lines += ["", f"## {title}", "", "| | games |", "|---|---|"]
         lines += [f"| {key} | {value:,} |" for key, value in table.items()] or ["| (none) | 0 |"]
     return "\n".join(lines)

@@ -9,8 +9,11 @@ Owns the download half of ``<data>/raw/<source>/`` (storage.archives owns the ex
     <data>/raw/<source>/.lock-<file>            held while one archive is downloaded and extracted
 
 `fetch_source` turns a source string (see storage.catalog) into directories of SGF files;
-`download_url` fetches one URL. Failures raise `DownloadError` with a `reason` such as ``http-404``,
-``unreachable``, ``truncated``, ``html-instead-of-archive``, ``checksum-mismatch``, ``size-mismatch``.
+`download_url` fetches one URL. Failures raise `DownloadError` with a `reason` (``http-404``,
+``unknown-host``, ``unreachable``, ``truncated``, ``html-instead-of-archive``, ``checksum-mismatch``,
+...). The one retry layer of downloads (the Prefect task adds none): transient failures are retried
+with backoff, each try resuming the ``.part`` (Range); permanent ones (4xx but 408/429, unknown
+host, a web page, a refused archive) fail at once.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ import http.client
 import json
 import os
 import re
+import socket
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -247,6 +251,9 @@ class _Transfer:
                 self._fail_status(error.code, str(error.reason))
         except (URLError, OSError, http.client.HTTPException) as error:
             host, reason = urlparse(self.url).netloc, getattr(error, "reason", error)
+            if isinstance(reason, socket.gaierror):  # DNS says no: trying again will not help
+                message = f"cannot resolve the host {host} ({reason.strerror}); check the URL, or the DNS settings"
+                raise DownloadError("unknown-host", message, self.url) from error
             message = f"cannot reach {host} ({reason}); check the network connection or proxy settings"
             raise DownloadError("unreachable", message, self.url) from error
         with response:

@@ -38,9 +38,14 @@ def safe_name(name: str, what: str = "name") -> str:
     return name
 
 
+def raw_root(data: Path) -> Path:
+    """Where every source's downloads live (SGF labels in datasets are relative to it)."""
+    return data / "raw"
+
+
 def raw_dir(data: Path, source: str) -> Path:
     """Downloads and extracted SGF of one source."""
-    return data / "raw" / safe_name(source, "source name")
+    return raw_root(data) / safe_name(source, "source name")
 
 
 def dataset_dir(data: Path, name: str) -> Path:

@@ -4,33 +4,14 @@
         match.json               the settings (players, rules, games); a rerun must agree with them
         games/game-00000.sgf     each game, written when it ends
         .work/game-00000.json    its results row, written after the SGF: the game is done
-        results.parquet          every finished game, one row each (RESULTS_SCHEMA)
+        results.parquet          every finished game, one row each (storage.schemas.RESULTS_SCHEMA)
         summary.json             win rate, intervals, Elo, gate: written last, the match is complete
 
 A game is on disk once its row is: a rerun of the same match id plays only the games without
 one, so a crashed or interrupted match resumes where it stopped. Every file is written
 atomically. Parallel chunks write disjoint games, so they never write the same file.
 
-Results table (one row per game, sorted by game):
-
-==============  ========  =============================================================
-column          type      meaning
-==============  ========  =============================================================
-game            int32     0-based index; player A is black in even games
-black           string    label of the player with black
-white           string    label of the player with white
-a_color         int8      +1 if player A had black, -1 if white
-winner          int8      +1 black, -1 white, 0 jigo
-a_score         float32   player A's points: 1 win, 0.5 jigo, 0 loss
-result          string    SGF result: ``B+3.5``, ``0``, ``W+R`` (resign), ``B+F`` (forfeit), ``W+T`` (time)
-moves           int16     moves played (passes count)
-reason          string    two-passes, move-cap, resign, illegal-move, timeout, crash, error
-detail          string    what went wrong in a forfeit ("" otherwise)
-score           float32   Tromp-Taylor score of the final board, black - white - komi
-seconds         float32   wall-clock time of the game
-external_score  string    an external engine's ``final_score`` of a two-pass game, else null
-disagreement    bool      true if that score differs from ours; null if not asked
-==============  ========  =============================================================
+The results table's columns are `storage.schemas.RESULTS_SCHEMA`.
 """
 
 from __future__ import annotations
@@ -47,6 +28,7 @@ import pyarrow.parquet as pq
 
 from gocore.errors import GozeroError
 from storage.atomic import atomic_path, remove_stale_temps, write_bytes, write_json
+from storage.schemas import results_table
 
 SETTINGS = "match.json"
 GAMES_DIR = "games"
@@ -57,24 +39,6 @@ SUMMARY = "summary.json"
 # whose engine timed out can go on with a longer timeout). Anything else is another match.
 RESUMABLE_CHANGES = frozenset({"games", "gtp_timeout"})
 _ROW_FILE = re.compile(r"^game-(\d+)\.json$")
-
-RESULTS_SCHEMA = pa.schema([
-    ("game", pa.int32()),
-    ("black", pa.string()),
-    ("white", pa.string()),
-    ("a_color", pa.int8()),
-    ("winner", pa.int8()),
-    ("a_score", pa.float32()),
-    ("result", pa.string()),
-    ("moves", pa.int16()),
-    ("reason", pa.string()),
-    ("detail", pa.string()),
-    ("score", pa.float32()),
-    ("seconds", pa.float32()),
-    ("external_score", pa.string()),
-    ("disagreement", pa.bool_()),
-])
-
 
 class MatchError(GozeroError, RuntimeError):
     """A match directory that does not fit the request (other settings, missing results)."""
@@ -160,13 +124,6 @@ def read_rows(match: Path, indices: Iterable[int] | None = None) -> list[dict[st
     """The rows of the finished games (or of `indices`, which must be finished), by game index."""
     chosen = sorted(finished_games(match) if indices is None else set(indices))
     return [json.loads(_row_path(match, index).read_text()) for index in chosen]
-
-
-def results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
-    """Rows as a table in RESULTS_SCHEMA, sorted by game."""
-    ordered = sorted(rows, key=lambda row: row["game"])
-    return pa.Table.from_pylist([{name: row.get(name) for name in RESULTS_SCHEMA.names} for row in ordered],
-                                schema=RESULTS_SCHEMA)
 
 
 def write_results(match: Path, rows: Iterable[Mapping[str, Any]]) -> Path:

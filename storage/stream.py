@@ -1,4 +1,4 @@
-"""Streaming Parquet datasets into training batches, in bounded memory; the self-play row schema.
+"""Streaming Parquet datasets (SGF rows or self-play rows) into training batches, in bounded memory.
 
 Start at `BatchStream`. It reads the shards a dataset's manifest lists (or an explicit list of
 shard files, e.g. several self-play generations), one row group at a time, several shards
@@ -6,8 +6,8 @@ interleaved, through a shuffle buffer, and yields `Batch`es of numpy arrays read
 
     shards ─ row groups in a per-epoch shuffled order, `interleave` of them read round-robin
            ─ rows of the wrong split dropped (validation = a hash of game_id, never by position)
-           ─ `ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
-           ─ batch: unpack bits → float32 planes, optional random symmetry → prefetch queue
+           ─ `storage.shuffle.ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
+           ─ batch: `RowDecoder` unpacks bits, optional random symmetry → float32 → prefetch queue
 
 Memory: the buffer's rows (packed: 173 bytes per agz17 9x9 row), the `interleave` row groups
 being read, and `prefetch` decoded batches; never the dataset. Everything is a function of
@@ -16,74 +16,51 @@ positions a new stream exactly where an earlier one was after k batches (it repl
 reading and drawing without decoding planes): that is how a resumed training run gets the
 batches an uninterrupted one would have.
 
-Self-play rows (`SELFPLAY_SCHEMA`, one row per position and stored symmetry):
-
-=============  =======  ==============================================================
-column         type     meaning
-=============  =======  ==============================================================
-encoder        string   feature encoder name (``agz17``, ``oneplane``)
-size           int8     board size N
-planes         binary   ``numpy.packbits`` of the uint8 planes (C, N, N), as in ROW_SCHEMA
-pi             binary   search visit distribution over the N*N+1 moves (pass last), in the
-                        same symmetry frame as planes: N*N+1 little-endian float16 values
-                        (2 bytes each; `encode_pi` / `decode_pi`; rows sum to 1 up to
-                        float16 rounding, and decode renormalises them)
-z              int8     +1 the side to move won the game, -1 lost, 0 jigo
-game_id        string   id of the self-play game (unique across generations)
-move_number    int16    0-based index of the move in the game
-generation     int32    self-play generation (the loop iteration that made the game)
-model_version  string   version of the model that played (e.g. a registry version)
-symmetry       int8     dihedral symmetry 0..7 applied to planes and pi (0 = identity)
-komi           float32  komi of the game
-=============  =======  ==============================================================
+storage knows bytes, not Go: the bits → planes step, the plane and move symmetries and
+their width come from a `RowDecoder` the caller passes (tasks.rows.ROW_DECODER), as
+`storage.registry.load(build=...)` takes its net builder: once per batch, never per row.
 """
 
 from __future__ import annotations
 
-import hashlib
 import queue
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
-from gocore.nn.features import get_encoder, packed_nbytes, transform_rows, unpack_planes
-from gocore.rules.symmetry import move_table
-from storage.datasets import DatasetError, binary_column, shard_paths
+from storage.datasets import DatasetError, shard_paths
+from storage.schemas import PI_DTYPE
+from storage.shuffle import ShuffleBuffer, is_validation
 
-SELFPLAY_SCHEMA = pa.schema([
-    ("encoder", pa.string()),
-    ("size", pa.int8()),
-    ("planes", pa.binary()),
-    ("pi", pa.binary()),
-    ("z", pa.int8()),
-    ("game_id", pa.string()),
-    ("move_number", pa.int16()),
-    ("generation", pa.int32()),
-    ("model_version", pa.string()),
-    ("symmetry", pa.int8()),
-    ("komi", pa.float32()),
-])
-PI_DTYPE = np.dtype("<f2")  # float16 little-endian: 164 bytes per 9x9 row, 724 per 19x19 row
 SPLITS = ("train", "val")
 DEFAULT_SHUFFLE_BUFFER = 32_768  # rows; ~5.7 MB packed for agz17 9x9, ~25 MB for 19x19
 
 
-# ---------------------------------------------------------------- pi and self-play rows
-def encode_pi(pi: np.ndarray) -> pa.Array:
-    """(R, N*N+1) float32 visit distributions → a binary column of little-endian float16 rows."""
-    pi = np.asarray(pi, dtype=np.float32)
-    if pi.ndim != 2 or not np.isfinite(pi).all() or (pi < 0).any():
-        raise ValueError(f"pi must be finite non-negative (R, N*N+1) values, got shape {pi.shape}")
-    return binary_column(np.ascontiguousarray(pi.astype(PI_DTYPE)).view(np.uint8))  # (R, 2M)
+class RowDecoder(Protocol):
+    """The Go side of reading rows (packed planes, symmetries), injected by the caller."""
+
+    def row_bytes(self, encoder: str, size: int) -> int:
+        """Bytes of one row's packed planes for this encoder and board size N."""
+        ...
+
+    def unpack(self, packed: np.ndarray, encoder: str, size: int) -> np.ndarray:
+        """(B, nbytes) uint8 packed planes → (B, C, N, N) planes of 0/1."""
+        ...
+
+    def transform(self, planes: np.ndarray, move: np.ndarray, pi: np.ndarray | None, symmetries: np.ndarray,
+                  size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """Row r's planes (B, C, N, N), move (B,) and pi (B, N*N+1) moved by symmetry symmetries[r]."""
+        ...
 
 
+# ---------------------------------------------------------------- reading binary columns
 def decode_pi(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     """(R, N*N+1) float32 from an `encode_pi` column; rows renormalised to sum 1."""
     if isinstance(column, pa.ChunkedArray):
@@ -97,28 +74,6 @@ def _pi_from_bytes(rows: np.ndarray) -> np.ndarray:
     pi = np.ascontiguousarray(rows).view(PI_DTYPE).astype(np.float32)  # (R, M)
     total = pi.sum(axis=1, keepdims=True)
     return np.divide(pi, total, out=pi, where=total > 0)
-
-
-def transform_pi(pi: np.ndarray, row_symmetries: np.ndarray, size: int) -> np.ndarray:
-    """(R, N*N+1): row r's distribution moved by symmetry row_symmetries[r] (pass stays)."""
-    out = np.empty_like(pi)
-    # move_table[k][m] is where move m goes, so probability at m lands there.
-    np.put_along_axis(out, move_table(size)[np.asarray(row_symmetries, np.int64)], pi, axis=1)
-    return out
-
-
-def selfplay_table(columns: dict[str, Any]) -> pa.Table:
-    """A table in SELFPLAY_SCHEMA from numpy columns (planes (R, nbytes) uint8, pi (R, N*N+1))."""
-    arrays = []
-    for field in SELFPLAY_SCHEMA:
-        value = columns[field.name]
-        if field.name == "planes":
-            arrays.append(binary_column(value))
-        elif field.name == "pi":
-            arrays.append(encode_pi(value))
-        else:
-            arrays.append(pa.array(value, type=field.type))
-    return pa.Table.from_arrays(arrays, schema=SELFPLAY_SCHEMA)
 
 
 def fixed_width_rows(array: pa.Array, width: int) -> np.ndarray:
@@ -137,24 +92,6 @@ def fixed_width_rows(array: pa.Array, width: int) -> np.ndarray:
     return np.frombuffer(data, np.uint8, len(array) * width, start).reshape(len(array), width)
 
 
-# ---------------------------------------------------------------- train / validation split
-def game_bucket(game_id: str) -> int:
-    """0..99, a stable hash of the game id (the same in every process, unlike hash())."""
-    digest = hashlib.blake2b(game_id.encode(), digest_size=8).digest()
-    return int.from_bytes(digest, "little") % 100
-
-
-def is_validation(game_ids: pa.Array, val_percent: int) -> np.ndarray:
-    """(R,) bool: the row's game is in the validation split (bucket < val_percent)."""
-    encoded = game_ids if pa.types.is_dictionary(game_ids.type) else pc.dictionary_encode(game_ids)
-    indices = encoded.indices.to_numpy(zero_copy_only=False)
-    used = np.unique(indices)  # hash each game once per chunk, and only games present
-    buckets = np.zeros(len(encoded.dictionary), dtype=np.int64)
-    names = encoded.dictionary.take(pa.array(used)).to_pylist()
-    buckets[used] = [game_bucket(name) for name in names]
-    return buckets[indices] < val_percent
-
-
 # ---------------------------------------------------------------- batches
 @dataclass(frozen=True)
 class Batch:
@@ -170,43 +107,6 @@ class Batch:
 
     def __len__(self) -> int:
         return len(self.move)
-
-
-class ShuffleBuffer:
-    """Rows (dicts of equal-length numpy columns) wait here to be drawn at random; holds at
-    most `capacity` rows."""
-
-    def __init__(self, capacity: int, rng: np.random.Generator):
-        self.capacity, self._rng = capacity, rng
-        self._columns: dict[str, np.ndarray] = {}
-        self._size = 0
-
-    def __len__(self) -> int:
-        return self._size
-
-    def add(self, rows: dict[str, np.ndarray]) -> int:
-        """Copy in as many leading rows as fit; returns how many."""
-        count = min(self.capacity - self._size, len(next(iter(rows.values()))))
-        if not self._columns:
-            self._columns = {k: np.empty((self.capacity,) + v.shape[1:], v.dtype) for k, v in rows.items()}
-        for name, column in self._columns.items():
-            column[self._size:self._size + count] = rows[name][:count]
-        self._size += count
-        return count
-
-    def take(self, count: int) -> dict[str, np.ndarray]:
-        """Remove `count` rows drawn uniformly without replacement and return them."""
-        picks = self._rng.choice(self._size, size=count, replace=False)
-        out = {name: column[picks] for name, column in self._columns.items()}
-        # Fill the holes below the new end with the surviving rows above it.
-        end = self._size - count
-        is_picked = np.zeros(count, dtype=bool)
-        is_picked[picks[picks >= end] - end] = True
-        holes, survivors = picks[picks < end], end + np.flatnonzero(~is_picked)
-        for column in self._columns.values():
-            column[holes] = column[survivors]
-        self._size = end
-        return out
 
 
 @dataclass(frozen=True)
@@ -237,12 +137,13 @@ def _open_shard(path: Path) -> _Shard | None:
 class BatchStream:
     """Batches from Parquet shards: interleaved, split by game, shuffled, prefetched; iterable."""
 
-    def __init__(self, source: Path | Sequence[Path], batch_size: int, *, split: str = "train",
+    def __init__(self, source: Path | Sequence[Path], batch_size: int, *, decoder: RowDecoder, split: str = "train",
                  val_percent: int = 5, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: int = 0,
                  random_symmetry: bool = False, prefetch: int = 2, epochs: int | None = None,
                  skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
                  drop_last: bool = False, ids: bool = False):
-        """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless."""
+        """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
+        decoder: the Go side of rows (tasks.rows.ROW_DECODER)."""
         if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0:
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
                              f"batch_size={batch_size} prefetch={prefetch}")
@@ -254,7 +155,7 @@ class BatchStream:
         self.capacity = max(shuffle_buffer, batch_size)  # a batch is drawn from a full buffer
         self.random_symmetry, self.prefetch, self.epochs = random_symmetry, prefetch, epochs
         self.skip_batches, self.interleave, self.read_rows = skip_batches, interleave, read_rows
-        self.drop_last, self.ids = drop_last, ids
+        self.drop_last, self.ids, self.decoder = drop_last, ids, decoder
         self.peak_buffered_rows = 0  # the most rows the shuffle buffer held (memory check)
 
     @property
@@ -308,7 +209,7 @@ class BatchStream:
         file = pq.ParquetFile(shard.path, metadata=shard.metadata, read_dictionary=["game_id"])
         targets = ["pi", "z"] if shard.is_selfplay else ["move", "value"]
         columns = ["planes", "game_id", *targets] + (["move_number"] if self.ids else [])
-        width = packed_nbytes(get_encoder(shard.encoder).num_planes, shard.size)
+        width = self.decoder.row_bytes(shard.encoder, shard.size)
         for record in file.iter_batches(self.read_rows, row_groups=[row_group], columns=columns,
                                         use_threads=False):
             keep = is_validation(record.column("game_id"), self.val_percent) == (self.split == "val")
@@ -351,15 +252,14 @@ class BatchStream:
     def _decode(self, rows: dict[str, np.ndarray], index: int) -> Batch:
         """Unpack bits to float32 planes; apply this batch's random symmetries if asked."""
         shard = self.shards[0]
-        planes = unpack_planes(rows["planes"], get_encoder(shard.encoder).num_planes, shard.size)  # (B, C, N, N)
+        planes = self.decoder.unpack(rows["planes"], shard.encoder, shard.size)  # (B, C, N, N)
         pi = _pi_from_bytes(rows["pi"]) if shard.is_selfplay else None  # (B, N*N+1)
         move = pi.argmax(axis=1) if pi is not None else rows["move"]  # (B,)
         symmetries = np.zeros(len(move), dtype=np.int64)
         if self.random_symmetry:
             # Seeded by batch index, not drawn in sequence, so skipped batches cost no draws.
             symmetries = np.random.default_rng([self.seed, 2, index]).integers(0, 8, len(move))
-            planes, move = transform_rows(planes, move, symmetries, shard.size)
-            pi = transform_pi(pi, symmetries, shard.size) if pi is not None else None
+            planes, move, pi = self.decoder.transform(planes, move, pi, symmetries, shard.size)
         return Batch(planes=planes.astype(np.float32), move=np.asarray(move, np.int64),
                      value=rows["value"].astype(np.float32), pi=pi, symmetry=symmetries.astype(np.int8),
                      game_id=rows.get("game_id"), move_number=rows.get("move_number"))
@@ -460,6 +360,7 @@ class StreamFactory:
 
     source: Path | tuple[Path, ...]  # dataset directory or shard files
     batch_size: int  # rows per batch
+    decoder: RowDecoder  # the Go side of rows: unpacking, symmetries (tasks.rows.ROW_DECODER)
     val_percent: int = 5  # percent of games (by game_id hash) held out for validation
     shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER  # rows in the train shuffle buffer
     seed: int = 0  # data order and augmentation seed
@@ -468,7 +369,8 @@ class StreamFactory:
 
     def __call__(self, split: str, skip_batches: int = 0) -> BatchStream:
         is_train = split == "train"
-        return BatchStream(self.source, self.batch_size, split=split, val_percent=self.val_percent,
+        return BatchStream(self.source, self.batch_size, decoder=self.decoder, split=split,
+                           val_percent=self.val_percent,
                            shuffle_buffer=self.shuffle_buffer if is_train else 4 * self.batch_size,
                            seed=self.seed, random_symmetry=self.random_symmetry and is_train,
                            prefetch=self.prefetch, epochs=None if is_train else 1,

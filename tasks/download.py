@@ -1,8 +1,9 @@
 """Prefect adapter for fetching game records: `download_source` (a task) and `expand_sources`.
 
-All the work is in storage.download (HTTP, resume, verification) and storage.archives (safe
-extraction); this module only adds retries on I/O trouble and progress logging, and returns a small
-summary dict (directories and counts), never the games themselves.
+All the work is in storage.download (HTTP, resume, verification, and the one retry layer:
+backoff with Range resumes, permanent errors not retried) and storage.archives (safe extraction);
+this module only adds progress logging, and returns a small summary dict (directories and counts),
+never the games themselves. No Prefect retries: they would multiply storage's attempts.
 """
 
 from __future__ import annotations
@@ -15,25 +16,12 @@ from prefect.exceptions import MissingContextError
 from prefect.logging import get_run_logger
 
 from storage import catalog, layout
-from storage.download import DownloadError, ProgressFn, fetch_source
+from storage.download import ProgressFn, fetch_source
 
 _LOG_EVERY_BYTES = 16 * 2**20  # when the size is unknown
 
 
-def _is_io_trouble(task: Any, task_run: Any, state: Any) -> bool:
-    """Retry condition: network trouble, truncation, 5xx and local I/O errors; never 4xx or bad data."""
-    try:
-        state.result()
-    except DownloadError as error:
-        return error.is_transient
-    except OSError:
-        return True
-    except Exception:
-        return False
-    return False
-
-
-@task(retries=2, retry_delay_seconds=[10, 60], retry_condition_fn=_is_io_trouble)
+@task
 def download_source(source: str, data_dir: str) -> dict[str, Any]:
     """Download (if remote) and extract one source into <data>/raw/<name>/; returns dirs and counts."""
     result = fetch_source(source, layout.data_dir(data_dir), progress=_progress_logger(source))

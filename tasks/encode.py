@@ -25,8 +25,7 @@ from prefect.cache_policies import NO_CACHE
 from gocore.nn import features
 from gocore.nn.encode import EncodeOptions, ShardEncoder
 from gocore.rules import sgf, sgf_read
-from storage import datasets
-from storage.atomic import write_json
+from storage import datasets, schemas
 
 ENCODE_VERSION = "2"  # bump when rows for the same input and options would change (2: .sgfs read by line)
 SGF_SUFFIXES = (".sgf", ".sgfs")
@@ -134,11 +133,8 @@ def plan_shards(roots: list[str], base_dir: str, dataset_dir: str, options: Enco
     groups = group_files(list_sgf_files(roots, Path(base_dir)), options, target)
     plan = [ShardSpec(i, shard_key(g, options), tuple(str(p) for p, _ in g), tuple(lab for _, lab in g))
             for i, g in enumerate(groups)]
-    plan_path = datasets.work_dir(dataset) / "plan.json"
-    document = [{"index": spec.index, "key": spec.key, "files": list(spec.files), "labels": list(spec.labels)}
-                for spec in plan]  # asdict(spec), without its deep copies
-    if not plan_path.exists() or json.loads(plan_path.read_bytes()) != document:
-        write_json(plan_path, document, indent=None)  # only when changed: a rerun rewrites nothing
+    datasets.write_plan(dataset, [{"index": spec.index, "key": spec.key, "files": list(spec.files),
+                                   "labels": list(spec.labels)} for spec in plan])  # asdict without deep copies
     return plan
 
 
@@ -173,10 +169,10 @@ def _encode(shard: ShardSpec, dataset: Path, options: EncodeOptions) -> dict[str
     refused: list[dict[str, Any]] = []
     for path, label in zip(shard.files, shard.labels):
         refused.extend(_add_file(encoder, path, label))
-    columns = encoder.finish()
-    name = f"shard-{shard.index:05d}-{shard.key[:8]}.parquet"
-    rows = len(columns["planes"])
-    size = datasets.write_shard(dataset, name, columns) if rows else 0
+    encoded = encoder.finish()
+    name = datasets.shard_name(shard.index, shard.key)
+    rows = len(encoded)
+    size = datasets.write_shard(dataset, name, encoded) if rows else 0
     # "games" lists every game encoded; "dropped" those later removed as cross-shard duplicates.
     stats = {"shard": name, "key": shard.key, "rows": rows, "bytes": size, "games": encoder.game_list(),
              "dropped": []}
@@ -231,14 +227,13 @@ def finalize_dataset(dataset_dir: str, plan: list[ShardSpec], options: EncodeOpt
     games = sum(len(s["games"]) - len(s["dropped"]) for s in shard_stats)
     manifest = {
         "encoder": options.encoder, "augment": options.augment, "options": asdict(options),
-        "sources": sources, "code_version": ENCODE_VERSION, "schema": datasets.ROW_SCHEMA.names,
+        "sources": sources, "code_version": ENCODE_VERSION, "schema": schemas.ROW_SCHEMA.names,
         "rows": sum(s["rows"] for s in shard_stats), "bytes": sum(s["bytes"] for s in shard_stats),
         "games_accepted": games, "games_refused": refused,
         "shards": [{"file": s["shard"], "rows": s["rows"], "bytes": s["bytes"], "key": s["key"]}
                    for s in shard_stats if s["rows"]],
     }
-    if not _same_manifest(dataset, manifest):
-        datasets.write_manifest(dataset, manifest)
+    datasets.write_manifest(dataset, manifest)
     # Only now: until the new manifest is in place, the old one may still list these shards.
     datasets.remove_unlisted_shards(dataset, listed)
     return manifest
@@ -250,13 +245,6 @@ def _recorded(dataset: Path, key: str) -> dict[str, Any]:
     if stats is None:
         raise datasets.DatasetError(f"shard {key} of {dataset} is not on disk; rerun the flow to rebuild it")
     return stats
-
-
-def _same_manifest(dataset: Path, manifest: dict[str, Any]) -> bool:
-    try:
-        return datasets.read_manifest(dataset) == json.loads(json.dumps(manifest))
-    except datasets.DatasetError:
-        return False
 
 
 def _drop_cross_shard_duplicates(dataset: Path, plan: list[ShardSpec], options: EncodeOptions

@@ -1,17 +1,14 @@
 """Prefect task of self-play: one model plays a batch of games, written as one Parquet shard + SGF.
 
-`selfplay_games` (mapped over workers by flows/selfplay.py) loads the model, plays `games` games
-in lockstep (`gocore.search.selfplay.play`: every search round of every game is one network batch) and
-writes, under ``<data>/selfplay/gen=<k>/``:
-
-    games/<game id>.sgf              every game (atomic, one file each)
-    shard-s<seed>.parquet            the rows, storage.stream.SELFPLAY_SCHEMA (atomic)
-    shard-s<seed>.json               the sidecar: settings and counts, written last
+`selfplay_games` (mapped over workers by flows/selfplay.py with one `SelfPlaySettings`) loads the
+model, plays `games` games in lockstep (`gocore.search.selfplay.play`: every search round of every
+game is one network batch) and writes them through `storage.selfplay` under
+``<data>/selfplay/gen=<k>/``: the games as SGF, the rows as a shard, and a sidecar, last.
 
 A batch is named by (generation, seed): a rerun finds the sidecar and returns its counts
 without playing; the same (generation, seed) with other settings is refused, not overwritten.
 
-Models (`model_uri`):
+Models (`SelfPlaySettings.model`):
 
     models:/NAME/VERSION, models:/NAME@ALIAS   a registered net (storage.registry)
     a model directory                           a saved net (storage.checkpoints.save_model)
@@ -23,9 +20,9 @@ Models (`model_uri`):
 from __future__ import annotations
 
 import contextlib
-import json
+import dataclasses
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -35,92 +32,133 @@ from prefect.cache_policies import NO_CACHE
 from gocore.errors import GozeroError
 from gocore.rules import sgf
 from gocore.search.mcts import SELFPLAY
-from gocore.search.selfplay import SelfPlayConfig, play
-from storage import layout
-from storage.atomic import write_bytes, write_json
-from storage.datasets import write_parquet
+from gocore.search.selfplay import SelfPlayBatch, SelfPlayConfig, play
+from storage import selfplay as selfplay_files
 from tasks.models import ModelError, load_model
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
 
 UNIFORM = "uniform"
-GAMES_DIR = "games"
 
 
 class SelfPlayError(GozeroError, ValueError):
     """A self-play request that cannot be played as asked (model, board, or a conflicting rerun)."""
 
 
-def shard_path(data: Path, generation: int, seed: int) -> Path:
-    """The Parquet shard of the batch (generation, seed)."""
-    return layout.selfplay_dir(data, generation) / f"shard-s{seed}.parquet"
+@dataclasses.dataclass(frozen=True)
+class SelfPlaySettings:
+    """How every batch of a self-play run is played; mapped whole to the tasks."""
+
+    model: str  # models:/NAME/VERSION, models:/NAME@ALIAS, a model directory, or uniform
+    sims: int = 100  # search simulations per move
+    size: int = 9  # board size N
+    komi: float = 7.5  # komi of every game
+    encoder: str = "agz17"  # feature encoder of the rows for `uniform` (a net uses its own)
+    max_moves: int | None = None  # move cap per game (None: the search's default, 3*N*N)
+    resign_threshold: float | None = -0.9  # resign below this root value; None never
+    torch_threads: int | None = 1  # torch threads per task (pool workers share the cores); not recorded
+
+    def recorded(self, games: int) -> dict[str, Any]:
+        """What a batch's sidecar keeps of these settings; a rerun of the batch must match it."""
+        return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
+                "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold}
 
 
-def sidecar_path(data: Path, generation: int, seed: int) -> Path:
-    """The sidecar that marks the batch (generation, seed) finished; written last."""
-    return shard_path(data, generation, seed).with_suffix(".json")
+@dataclasses.dataclass(frozen=True)
+class GameCounts:
+    """How a set of self-play games went (the counts of `gocore.search.selfplay.summarize`)."""
+
+    games: int = 0  # games played
+    positions: int = 0  # positions, one row each
+    black_wins: int = 0  # games black won
+    white_wins: int = 0  # games white won
+    draws: int = 0  # jigo games
+    resignations: int = 0  # games ended by a resignation
+    two_passes: int = 0  # games ended by two passes
+    move_cap: int = 0  # games stopped at the move cap
+    no_resign_games: int = 0  # games played with resignation disabled (to calibrate it)
+    would_resign: int = 0  # of those, games where a side would have resigned
+    false_resignations: int = 0  # of those, games the would-be resigner went on to win
+
+    @classmethod
+    def of(cls, stats: Mapping[str, Any]) -> GameCounts:
+        """The counts found in `stats` (a summary or a sidecar); other keys are ignored."""
+        return cls(**{f.name: int(stats.get(f.name, 0)) for f in dataclasses.fields(cls)})
+
+    @classmethod
+    def total(cls, parts: Sequence[GameCounts]) -> GameCounts:
+        """The sum of several batches' counts."""
+        return cls(**{f.name: sum(getattr(p, f.name) for p in parts) for f in dataclasses.fields(cls)})
+
+
+@dataclasses.dataclass(frozen=True)
+class BatchResult:
+    """One self-play batch, played now or found finished on disk."""
+
+    generation: int  # the generation it belongs to
+    seed: int  # its seed: names the batch within the generation
+    counts: GameCounts  # how its games went
+    model_version: str  # the version label of the model that played
+    shard: str  # path of its Parquet shard
+    rows: int  # rows in the shard
+    game_ids: tuple[str, ...]  # its games, in order
+    seconds: float  # play time when it was played
+    skipped: bool  # found finished on disk: not played by this call
 
 
 @task(cache_policy=NO_CACHE)
-def selfplay_games(model_uri: str, games: int, sims: int, generation: int, seed: int, data_dir: str,
-                   size: int = 9, komi: float = 7.5, encoder: str = "agz17", max_moves: int | None = None,
-                   resign_threshold: float | None = -0.9, torch_threads: int | None = 1) -> dict[str, Any]:
-    """Play `games` self-play games with one model; one shard + SGF under gen=<generation>; the counts."""
-    return play_shard(model_uri, games, sims, generation, seed, data_dir, size=size, komi=komi,
-                      encoder=encoder, max_moves=max_moves, resign_threshold=resign_threshold,
-                      torch_threads=torch_threads)
+def selfplay_games(settings: SelfPlaySettings, games: int, generation: int, seed: int,
+                   data_dir: str) -> BatchResult:
+    """Play `games` self-play games with one model; one shard + SGF under gen=<generation>."""
+    return play_shard(settings, games, generation, seed, data_dir)
 
 
-def play_shard(model_uri: str, games: int, sims: int, generation: int, seed: int, data_dir: str,
-               size: int = 9, komi: float = 7.5, encoder: str = "agz17", max_moves: int | None = None,
-               resign_threshold: float | None = -0.9, torch_threads: int | None = 1) -> dict[str, Any]:
+def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: int, data_dir: str) -> BatchResult:
     """The task's work without Prefect (see `selfplay_games`)."""
     data = Path(data_dir)
-    settings = {"model": model_uri, "games": games, "sims": sims, "size": size, "komi": komi,
-                "encoder": encoder, "max_moves": max_moves, "resign_threshold": resign_threshold}
-    done = finished_batch(data, generation, seed, settings)
+    done = finished_batch(data, generation, seed, settings.recorded(games))
     if done is not None:
-        return {**done, "skipped": True}
+        return done
     started = time.perf_counter()
-    with _torch_threads(torch_threads):
-        evaluator, model_version, net_encoder = load_evaluator(model_uri, size, str(data))
-        config = SelfPlayConfig(size=size, komi=komi, encoder=net_encoder or encoder,
-                                search=SELFPLAY.replace(simulations=sims, max_moves=max_moves,
-                                                        resign_threshold=resign_threshold))
+    with _torch_threads(settings.torch_threads):
+        evaluator, model_version, net_encoder = load_evaluator(settings.model, settings.size, str(data))
+        search = SELFPLAY.replace(simulations=settings.sims, max_moves=settings.max_moves,
+                                  resign_threshold=settings.resign_threshold)
+        config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
+                                search=search)
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)
-    return _write_batch(data, generation, seed, settings, batch, model_version, time.perf_counter() - started)
+    return _write_batch(data, generation, seed, settings.recorded(games), batch, model_version,
+                        time.perf_counter() - started)
 
 
-def finished_batch(data: Path, generation: int, seed: int, settings: dict[str, Any]) -> dict[str, Any] | None:
-    """The sidecar of a finished batch with these settings; None if it must be played."""
-    sidecar, shard = sidecar_path(data, generation, seed), shard_path(data, generation, seed)
-    if not sidecar.exists():
+def finished_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any]) -> BatchResult | None:
+    """The finished batch (generation, seed) if it was played with these settings; None if it must be played."""
+    sidecar = selfplay_files.read_finished(data, generation, seed)
+    if sidecar is None:
         return None
-    stats = json.loads(sidecar.read_text())
-    if not shard.exists() or shard.stat().st_size != stats["bytes"]:
-        return None  # the shard was lost or replaced after the sidecar: play again
-    if stats["settings"] != settings:
+    if sidecar["settings"] != recorded:
         raise SelfPlayError(f"gen={generation} seed={seed} was played with other settings "
-                            f"({stats['settings']}): use another seed or generation")
-    return stats
+                            f"({sidecar['settings']}): use another seed or generation")
+    return _result(sidecar, skipped=True)
 
 
-def _write_batch(data: Path, generation: int, seed: int, settings: dict[str, Any], batch: Any,
-                 model_version: str, seconds: float) -> dict[str, Any]:
-    """SGF files, then the shard, then the sidecar (last: it marks the batch finished)."""
-    from storage.stream import selfplay_table
+def _write_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any], batch: SelfPlayBatch,
+                 model_version: str, seconds: float) -> BatchResult:
+    """The games, the shard and the sidecar (storage.selfplay writes them in that order)."""
+    sidecar = {**batch.stats, "generation": generation, "seed": seed, "model_version": model_version,
+               "rows": len(batch.columns["z"]), "game_ids": batch.game_ids, "seconds": round(seconds, 3),
+               "settings": recorded}
+    games_sgf = {game_id: sgf.write(record) for game_id, record in zip(batch.game_ids, batch.records)}
+    written = selfplay_files.write_batch(data, generation, seed, batch.columns, games_sgf, sidecar)
+    return _result(written, skipped=False)
 
-    games_dir = layout.selfplay_dir(data, generation) / GAMES_DIR
-    for game_id, record in zip(batch.game_ids, batch.records):
-        write_bytes(games_dir / f"{game_id}.sgf", sgf.write(record).encode())
-    shard = shard_path(data, generation, seed)
-    size_bytes = write_parquet(shard, selfplay_table(batch.columns))
-    stats = {**batch.stats, "generation": generation, "seed": seed, "model_version": model_version,
-             "shard": str(shard), "bytes": size_bytes, "rows": len(batch.columns["z"]),
-             "game_ids": batch.game_ids, "seconds": round(seconds, 3), "settings": settings}
-    write_json(sidecar_path(data, generation, seed), stats)
-    return {**stats, "skipped": False}
+
+def _result(sidecar: Mapping[str, Any], skipped: bool) -> BatchResult:
+    return BatchResult(generation=int(sidecar["generation"]), seed=int(sidecar["seed"]),
+                       counts=GameCounts.of(sidecar), model_version=str(sidecar["model_version"]),
+                       shard=str(sidecar["shard"]), rows=int(sidecar["rows"]),
+                       game_ids=tuple(sidecar["game_ids"]), seconds=float(sidecar["seconds"]), skipped=skipped)
 
 
 def load_evaluator(model_uri: str, size: int, data_dir: str | None) -> tuple[Evaluator, str, str | None]:

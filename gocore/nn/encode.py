@@ -2,9 +2,10 @@
 
 `ShardEncoder` is the ingest hot path for one shard: `add_game` checks a record against the
 filters and the rules (one numba replay per game) and buffers it; `finish` encodes every buffered
-game in one batched call (planes packed as on disk, `storage.datasets.ROW_SCHEMA`), applies the
+game in one batched call (planes packed as on disk, `storage.schemas.ROW_SCHEMA`), applies the
 augmentation and shuffles the rows so that copies of one position, and neighbouring positions
-of one game, are not adjacent. Nothing here touches files.
+of one game, are not adjacent. It returns numpy columns (`EncodedRows`); storage turns them into
+Arrow and Parquet. Nothing here touches files.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-import pyarrow as pa
 from numba import njit
 
 from gocore.nn import features, packed
@@ -79,6 +79,30 @@ def filter_reason(record: GameRecord, options: EncodeOptions) -> str | None:
     if options.require_result and record.winner is None:
         return "filter:no-result"
     return None
+
+
+@dataclass(frozen=True)
+class EncodedRows:
+    """One shard's rows as numpy columns, in row order (storage.schemas.ROW_SCHEMA's columns).
+
+    The string columns are stored once per game (or once): a row's game is an index into
+    `game_ids` and `sources`, so no string is copied per row.
+    """
+
+    encoder: str  # feature encoder name of every row
+    size: int  # board size N of every row
+    planes: np.ndarray  # (R, nbytes) uint8: packed planes (C, N, N)
+    move: np.ndarray  # (R,) int16: the move played, in the row's symmetry frame; pass = N*N
+    value: np.ndarray  # (R,) int8: +1 the side to move won, -1 lost, 0 jigo or unknown
+    move_number: np.ndarray  # (R,) int16: 0-based index of the move in its game
+    symmetry: np.ndarray  # (R,) int8: dihedral symmetry 0..7 applied to planes and move
+    komi: np.ndarray  # (R,) float32: komi of the row's game
+    game: np.ndarray  # (R,) int32: the row's game, an index into game_ids and sources
+    game_ids: tuple[str, ...]  # one stable id per game (`game_id`)
+    sources: tuple[str, ...]  # one ``<file>#<index>`` label per game
+
+    def __len__(self) -> int:
+        return len(self.move)
 
 
 @dataclass
@@ -148,38 +172,24 @@ class ShardEncoder:
         return [[gid, source, len(moves), winner] for gid, source, moves, winner
                 in zip(pending.game_ids, pending.sources, pending.moves, pending.winners)]
 
-    def finish(self) -> dict[str, np.ndarray | pa.Array]:
-        """All rows, shuffled, as the columns of `storage.datasets.ROW_SCHEMA`.
-
-        Numbers and planes are numpy arrays; the string columns (encoder, game_id, source) are
-        Arrow dictionary arrays over one value per game: no string is copied per row, and the
-        Parquet writer stores them as its dictionary pages without hashing a row.
-        """
+    def finish(self) -> EncodedRows:
+        """All rows, shuffled, as numpy columns."""
         pending, size = self._pending, self.options.size
         lengths = np.array([len(m) for m in pending.movers], dtype=np.int64)
         if not len(lengths):
-            return empty_columns(self.options)
+            return empty_rows(self.options)
         moves = np.concatenate(pending.moves)  # (R,) the un-augmented positions, game after game
         index, symmetries = self._rows(len(moves))  # (R',) each: shuffled rows
         planes = packed.encode_rows_packed(pending.stones, pending.movers, self.options.encoder,
                                              index, symmetries)  # written in shuffled order
         rows = len(index)
-        columns = {"move": np.empty(rows, np.int16), "value": np.empty(rows, np.int8),
-                   "move_number": np.empty(rows, np.int16), "komi": np.empty(rows, np.float32)}
-        game = np.empty(rows, np.int32)
+        move, value = np.empty(rows, np.int16), np.empty(rows, np.int8)
+        number, komi, game = np.empty(rows, np.int16), np.empty(rows, np.float32), np.empty(rows, np.int32)
         _gather_rows(index, symmetries, symmetry.move_table(size), moves, np.concatenate(pending.values), lengths,
-                     np.array(pending.komis, np.float32), columns["move"], columns["value"],
-                     columns["move_number"], columns["komi"], game)
-        game_ids, sources = pa.array(pending.game_ids, pa.string()), pa.array(pending.sources, pa.string())
-        return {
-            "encoder": pa.DictionaryArray.from_arrays(np.zeros(rows, np.int32), pa.array([self.options.encoder])),
-            "size": np.full(rows, size, dtype=np.int8),
-            "planes": planes,
-            "game_id": pa.DictionaryArray.from_arrays(game, game_ids),
-            "symmetry": symmetries.astype(np.int8),
-            "source": pa.DictionaryArray.from_arrays(game, sources),
-            **columns,
-        }
+                     np.array(pending.komis, np.float32), move, value, number, komi, game)
+        return EncodedRows(encoder=self.options.encoder, size=size, planes=planes, move=move, value=value,
+                           move_number=number, symmetry=symmetries.astype(np.int8), komi=komi, game=game,
+                           game_ids=tuple(pending.game_ids), sources=tuple(pending.sources))
 
     def _rows(self, positions: int) -> tuple[np.ndarray, np.ndarray]:
         """(position index (R',), symmetry (R',)) of every row the augmentation asks for, shuffled:
@@ -213,11 +223,10 @@ def _gather_rows(index, symmetries, move_table, moves, values, lengths, komis,
         komi_out[i] = komis[game_of[p]]
 
 
-def empty_columns(options: EncodeOptions) -> dict[str, np.ndarray]:
+def empty_rows(options: EncodeOptions) -> EncodedRows:
     """Zero rows with the right dtypes (a shard whose games were all refused)."""
     nbytes = features.packed_nbytes(features.get_encoder(options.encoder).num_planes, options.size)
-    return {"encoder": np.array([], object), "size": np.array([], np.int8),
-            "planes": np.zeros((0, nbytes), np.uint8), "move": np.array([], np.int16),
-            "value": np.array([], np.int8), "game_id": np.array([], object),
-            "move_number": np.array([], np.int16), "symmetry": np.array([], np.int8),
-            "komi": np.array([], np.float32), "source": np.array([], object)}
+    return EncodedRows(encoder=options.encoder, size=options.size, planes=np.zeros((0, nbytes), np.uint8),
+                       move=np.array([], np.int16), value=np.array([], np.int8),
+                       move_number=np.array([], np.int16), symmetry=np.array([], np.int8),
+                       komi=np.array([], np.float32), game=np.array([], np.int32), game_ids=(), sources=())

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from flows.cli_models import models_app
 from gocore.nn.nets import build_net, preset
-from storage import registry
+from storage import registry, runs
 from storage.checkpoints import save_model
 
 RUNNER = CliRunner()
@@ -26,9 +26,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
         for generation in (1, 2):
             net = build_net(preset("tiny", 9, 17)).eval()
             model_dir = save_model(data / f"gen{generation}", net, net.config.to_dict())
-            with registry.training_run(9, {"net": net.config, "lr": 0.01}, data=data) as run_id:
-                registry.log_metrics(run_id, {"val_accuracy": 0.1 * generation}, 10, data=data)
-                registry.log_model(run_id, model_dir, data=data)
+            with runs.training_run(9, {"net": net.config, "lr": 0.01}, data=data) as run_id:
+                runs.log_metrics(run_id, {"val_accuracy": 0.1 * generation}, 10, data=data)
+                runs.log_model(run_id, model_dir, data=data)
             registry.register(run_id, generation=generation, data=data)
         registry.promote("gozero-9x9", 1, "first net", {"gate_win_rate": 0.55}, data=data)
         yield data

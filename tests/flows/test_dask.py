@@ -36,9 +36,9 @@ def test_ingest_and_selfplay_run_on_a_dask_cluster(prefect_harness, cluster, tmp
     facts = run_ingest([str(folder)], "on-dask", str(data), dask_address=cluster.scheduler_address,
                        target_rows=moves * 8 // 3)
     manifest = datasets.read_manifest(data / "datasets" / "on-dask")
-    assert len(manifest["shards"]) >= 2 and facts["rows"] == manifest["rows"] == moves * 8
+    assert len(manifest["shards"]) >= 2 and facts.rows == manifest["rows"] == moves * 8
 
     summary = run_selfplay(model="uniform", games=4, sims=4, generation=0, data_dir=str(data), size=5,
                            dask_address=cluster.scheduler_address, games_per_task=2)
-    assert summary["games"] == 4
+    assert summary.counts.games == 4
     assert len(list((data / "selfplay" / "gen=0").glob("shard-*.parquet"))) == 2

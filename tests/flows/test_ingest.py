@@ -21,7 +21,7 @@ from flows.runtime import artifact_key
 from gocore.nn import features
 from gocore.nn.encode import EncodeOptions
 from gocore.rules.sgf import write
-from storage import datasets, layout
+from storage import datasets, layout, schemas
 from storage.atomic import TEMP_PREFIX
 from tasks.download import download_source
 from tasks.encode import encode_shard, plan_shards
@@ -73,7 +73,7 @@ def ingested(prefect_harness, gnugo_path: str, tmp_path_factory: pytest.TempPath
 def test_every_accepted_move_is_stored_once_in_each_of_the_eight_symmetries(ingested):
     corpus: Corpus = ingested.corpus
     rows = read_rows(datasets.shard_paths(ingested.dataset))
-    assert ingested.first["rows"] == len(rows["planes"]) == corpus.expected_rows(8)
+    assert ingested.first.rows == len(rows["planes"]) == corpus.expected_rows(8)
     assert len(set(position_keys(rows))) == len(rows["planes"])
     per_position = Counter(zip(rows["source"].tolist(), rows["move_number"].tolist()))
     assert set(per_position.values()) == {8} and len(per_position) == corpus.expected_rows(1)
@@ -96,9 +96,9 @@ def test_dataset_reads_back_with_pyarrow_and_polars_in_the_row_schema(ingested):
     shards = datasets.shard_paths(ingested.dataset)
     assert len(shards) > 2
     for shard in shards:
-        assert pq.read_schema(shard).equals(datasets.ROW_SCHEMA)
+        assert pq.read_schema(shard).equals(schemas.ROW_SCHEMA)
     frame = pl.scan_parquet(shards).collect()
-    assert frame.schema == pl.from_arrow(datasets.ROW_SCHEMA.empty_table()).schema
+    assert frame.schema == pl.from_arrow(schemas.ROW_SCHEMA.empty_table()).schema
     assert frame.height == ingested.corpus.expected_rows(8)
     nbytes = features.packed_nbytes(features.get_encoder(EncodeOptions().encoder).num_planes, EncodeOptions().size)
     assert frame["planes"].bin.size().unique().to_list() == [nbytes]
@@ -120,12 +120,12 @@ def test_summary_counts_the_corpus_games_positions_and_refusals(ingested):
     corpus: Corpus = ingested.corpus
     facts = ingested.first
     expected = corpus.expected_quarantine()
-    assert facts["games"] == len(corpus.accepted)
-    assert facts["positions"] == corpus.expected_rows(1)
-    assert facts["games_refused"] == len(expected)
-    assert facts["refusals"] == dict(Counter(reason.partition("@")[0] for _, _, reason in expected))
+    assert facts.games == len(corpus.accepted)
+    assert facts.positions == corpus.expected_rows(1)
+    assert facts.games_refused == len(expected)
+    assert facts.refusals == dict(Counter(reason.partition("@")[0] for _, _, reason in expected))
     winners = Counter(slot.record.winner for slot in corpus.accepted)
-    assert facts["results"] == {name: winners[w] for w, name in ((1, "black"), (-1, "white"), (0, "jigo/unknown"))
+    assert facts.results == {name: winners[w] for w, name in ((1, "black"), (-1, "white"), (0, "jigo/unknown"))
                                 if winners[w]}
 
 
@@ -137,7 +137,7 @@ def test_flow_publishes_the_summary_as_a_markdown_artifact(ingested):
         wanted = ArtifactFilter(key=ArtifactFilterKey(any_=[artifact_key("dataset", NAME)]))
         artifacts = client.read_artifacts(artifact_filter=wanted)
     assert artifacts, "no dataset summary artifact"
-    assert f"| rows | {ingested.first['rows']:,} |" in artifacts[-1].data
+    assert f"| rows | {ingested.first.rows:,} |" in artifacts[-1].data
 
 
 def test_progress_counts_every_planned_shard_as_done(ingested):

@@ -8,8 +8,9 @@ import typer
 from typer.testing import CliRunner
 
 from flows.cli_selfplay import selfplay as selfplay_command
-from flows.selfplay import plan_batches
+from flows.selfplay import plan_batches, selfplay_progress
 from storage.stream import BatchStream
+from tasks.rows import ROW_DECODER
 from tests.helpers import read_artifact
 
 app = typer.Typer()
@@ -32,11 +33,17 @@ def test_selfplay_flow_maps_batches_writes_shards_and_reports(prefect_harness, d
     summary = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=2,
                        size=5, komi=2.5, max_moves=30)
     generation = data_dir / "selfplay" / "gen=1"
-    assert summary["games"] == 4 and summary["tasks"] == 2 and summary["tasks_skipped"] == 0
-    assert [Path(s).name for s in summary["shards"]] == ["shard-s0.parquet", "shard-s1.parquet"]
+    assert summary.counts.games == 4 and summary.tasks == 2 and summary.tasks_skipped == 0
+    assert [Path(s).name for s in summary.shards] == ["shard-s0.parquet", "shard-s1.parquet"]
     assert len(list((generation / "games").glob("*.sgf"))) == 4
-    stream = BatchStream([Path(s) for s in summary["shards"]], batch_size=8, val_percent=0, epochs=1)
-    assert sum(len(batch) for batch in stream) == summary["positions"] == summary["rows"]
+    stream = BatchStream([Path(s) for s in summary.shards], batch_size=8, decoder=ROW_DECODER, val_percent=0,
+                         epochs=1)
+    assert sum(len(batch) for batch in stream) == summary.counts.positions == summary.rows
+    assert selfplay_progress(str(data_dir), 1, 4, 2) == (4, 4)
+    assert selfplay_progress(str(data_dir), 1, 6, 2) == (4, 6)  # the third batch is not played
+    again = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=2,
+                     size=5, komi=2.5, max_moves=30)
+    assert again.tasks_skipped == 2 and again.counts == summary.counts and again.seconds_played == 0
     report = read_artifact("selfplay-gen-1")
     assert report is not None and "# Self-play generation 1" in report.data and "false resignations" in report.data
 

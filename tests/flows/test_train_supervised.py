@@ -13,7 +13,7 @@ import pytest
 from typer.testing import CliRunner
 
 from flows.cli import app
-from storage import registry
+from storage import registry, runs
 from tests.helpers import read_artifact
 from tests.tasks.test_train_task import build_dataset
 
@@ -35,14 +35,14 @@ def test_the_flow_trains_and_registers_a_policy_and_a_value_net(prefect_harness,
                                    data_dir=str(data), also_value=True, run_name="flow")
     assert set(results) == {"policy", "value"}
     for family, result in results.items():
-        assert result["step"] == 30
-        assert result["model_uri"] == f"models:/gozero-5x5-{family}/{result['version']}"
-        assert registry.describe_run(result["run_id"]).status == "FINISHED"
-    assert "val/value_mse" in results["value"]["metrics"] and "val/policy_top1" in results["policy"]["metrics"]
+        assert result.step == 30
+        assert result.model_uri == f"models:/gozero-5x5-{family}/{result.version}"
+        assert runs.describe_run(result.run_id).status == "FINISHED"
+    assert "val/value_mse" in results["value"].metrics and "val/policy_top1" in results["policy"].metrics
     report = read_artifact("train-uct5")
     assert report is not None
     for result in results.values():
-        assert result["run_id"] in report.data and result["model_uri"] in report.data
+        assert result.run_id in report.data and result.model_uri in report.data
 
 
 def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
@@ -51,7 +51,7 @@ def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
     assert result.exit_code == 0, result.output
     run_id = re.search(r"MLflow run: ([0-9a-f]{32})", result.stdout)[1]
     uri = re.search(r"model: (models:/gozero-5x5/\d+)", result.stdout)[1]
-    assert registry.describe_run(run_id).status == "FINISHED"
+    assert runs.describe_run(run_id).status == "FINISHED"
     assert registry.describe(*registry.parse_model_uri(uri)).run.run_id == run_id
 
 

@@ -1,4 +1,5 @@
-"""storage.datasets: the binary planes column, atomic Parquet writes, shard bookkeeping, manifest, summary."""
+"""storage.datasets and storage.schemas: the binary planes column, atomic Parquet writes, shard bookkeeping,
+the plan and progress, manifest, summary."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
-from storage import datasets
+from gocore.nn.encode import EncodedRows
+from storage import datasets, schemas
 from storage.atomic import TEMP_PREFIX, write_json
 from tests.corpus import files_of
 
@@ -35,18 +37,27 @@ def row_columns(game_ids: list[str], moves_per_game: int = 3, width: int = 11) -
     }
 
 
+def game_rows(game_ids: list[str], moves_per_game: int = 3, width: int = 11) -> EncodedRows:
+    """The rows of `row_columns` as the encoder returns them: numpy columns, strings once per game."""
+    columns = row_columns(game_ids, moves_per_game, width)
+    return EncodedRows(encoder="agz17", size=9, planes=columns["planes"], move=columns["move"],
+                       value=columns["value"], move_number=columns["move_number"], symmetry=columns["symmetry"],
+                       komi=columns["komi"], game=np.repeat(np.arange(len(game_ids), dtype=np.int32), moves_per_game),
+                       game_ids=tuple(game_ids), sources=tuple(f"{g}.sgf#0" for g in game_ids))
+
+
 # --- the planes column ----------------------------------------------------------------------------
 
 def test_binary_column_shares_the_packed_bytes_without_copying():
     packed = packed_rows(50, 173)
-    column = datasets.binary_column(packed)
+    column = schemas.binary_column(packed)
     assert column.buffers()[2].address == packed.ctypes.data
     assert len(column) == 50 and column.type == pa.binary()
 
 
 def test_binary_column_round_trips_every_row():
     packed = packed_rows(37, 173, seed=1)
-    column = datasets.binary_column(packed)
+    column = schemas.binary_column(packed)
     assert column.to_pylist() == [row.tobytes() for row in packed]
     back = np.frombuffer(column.buffers()[2], np.uint8).reshape(37, 173)
     assert np.array_equal(back, packed)
@@ -55,53 +66,51 @@ def test_binary_column_round_trips_every_row():
 def test_binary_column_of_a_strided_view_holds_the_viewed_rows():
     packed = packed_rows(20, 9, seed=2)
     view = packed[::3, 1:]
-    assert datasets.binary_column(view).to_pylist() == [row.tobytes() for row in view]
+    assert schemas.binary_column(view).to_pylist() == [row.tobytes() for row in view]
 
 
 def test_binary_column_of_no_rows_is_empty():
-    assert len(datasets.binary_column(np.zeros((0, 173), np.uint8))) == 0
+    assert len(schemas.binary_column(np.zeros((0, 173), np.uint8))) == 0
 
 
 def test_rows_table_has_the_row_schema_and_reads_back_from_parquet_with_pyarrow_and_polars(tmp_path):
     columns = row_columns(["a", "b"])
     path = tmp_path / "shard-00000.parquet"
-    datasets.write_parquet(path, datasets.rows_table(columns))
+    datasets.write_parquet(path, schemas.rows_table(columns))
     table = pq.read_table(path)
-    assert table.schema.equals(datasets.ROW_SCHEMA)
+    assert table.schema.equals(schemas.ROW_SCHEMA)
     assert table["planes"].to_pylist() == [row.tobytes() for row in columns["planes"]]
     assert table["game_id"].to_pylist() == columns["game_id"].tolist()
     frame = pl.read_parquet(path)
-    assert frame.schema == pl.from_arrow(datasets.ROW_SCHEMA.empty_table()).schema
+    assert frame.schema == pl.from_arrow(schemas.ROW_SCHEMA.empty_table()).schema
     assert frame["planes"].to_list() == [row.tobytes() for row in columns["planes"]]
 
 
-def test_a_shard_written_from_dictionary_string_columns_reads_back_in_the_row_schema(tmp_path):
-    columns = row_columns(["a", "b", "c"])
-    games = np.repeat(np.arange(3, dtype=np.int32), 3)  # one dictionary entry per game
-    dictionaries = dict(columns, game_id=pa.DictionaryArray.from_arrays(games, pa.array(["a", "b", "c"])),
-                        source=pa.DictionaryArray.from_arrays(games, pa.array(["a.sgf#0", "b.sgf#0", "c.sgf#0"])),
-                        encoder=pa.DictionaryArray.from_arrays(np.zeros(9, np.int32), pa.array(["agz17"])))
-    datasets.write_shard(tmp_path, "shard-00000-k.parquet", dictionaries)
+def test_a_shard_written_from_per_game_rows_reads_back_in_the_row_schema(tmp_path):
+    datasets.write_shard(tmp_path, "shard-00000-k.parquet", game_rows(["a", "b", "c"]))
     table = pq.read_table(tmp_path / "shard-00000-k.parquet")
-    assert table.schema.equals(datasets.ROW_SCHEMA)
-    assert table.equals(datasets.rows_table(columns))
+    columns = row_columns(["a", "b", "c"])
+    assert table.schema.equals(schemas.ROW_SCHEMA)
+    assert table.equals(schemas.rows_table(columns))
     assert pl.read_parquet(tmp_path / "shard-00000-k.parquet").schema == pl.from_arrow(
-        datasets.ROW_SCHEMA.empty_table()).schema
-    assert datasets.rows_table(dictionaries).equals(datasets.rows_table(columns))  # decoded by default
+        schemas.ROW_SCHEMA.empty_table()).schema
+    assert schemas.encoded_rows_table(game_rows(["a", "b", "c"])).equals(schemas.rows_table(columns))
+    kept = schemas.encoded_rows_table(game_rows(["a", "b", "c"]), dictionaries=True)
+    assert pa.types.is_dictionary(kept.schema.field("game_id").type)
 
 
 # --- atomic Parquet writes -------------------------------------------------------------------------
 
 def test_write_parquet_returns_the_size_on_disk_and_leaves_no_temp_file(tmp_path):
     path = tmp_path / "t.parquet"
-    size = datasets.write_parquet(path, datasets.rows_table(row_columns(["a"])))
+    size = datasets.write_parquet(path, schemas.rows_table(row_columns(["a"])))
     assert size == path.stat().st_size > 0
     assert [p.name for p in tmp_path.iterdir()] == ["t.parquet"]
 
 
 def test_a_failed_parquet_write_keeps_the_old_file_and_leaves_no_temp(tmp_path, monkeypatch):
     path = tmp_path / "t.parquet"
-    datasets.write_parquet(path, datasets.rows_table(row_columns(["a"])))
+    datasets.write_parquet(path, schemas.rows_table(row_columns(["a"])))
     before = path.read_bytes()
 
     def crash_mid_write(table, where, **kwargs):
@@ -110,7 +119,7 @@ def test_a_failed_parquet_write_keeps_the_old_file_and_leaves_no_temp(tmp_path, 
 
     monkeypatch.setattr(pq, "write_table", crash_mid_write)
     with pytest.raises(OSError, match="disk full"):
-        datasets.write_parquet(path, datasets.rows_table(row_columns(["b"])))
+        datasets.write_parquet(path, schemas.rows_table(row_columns(["b"])))
     assert path.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["t.parquet"]
 
@@ -142,7 +151,7 @@ def test_remove_unlisted_shards_deletes_only_unlisted_shard_files(tmp_path):
 def recorded_shard(dataset: Path, key: str, game_ids: list[str], refused=()) -> dict:
     """Write a shard of `game_ids` and record it as finished; returns its stats."""
     name = f"shard-00000-{key[:8]}.parquet"
-    size = datasets.write_shard(dataset, name, row_columns(game_ids))
+    size = datasets.write_shard(dataset, name, game_rows(game_ids))
     stats = {"shard": name, "key": key, "rows": 3 * len(game_ids), "bytes": size,
              "games": [[g, f"{g}.sgf#0", 3, 1] for g in game_ids]}
     return datasets.record_shard(dataset, key, stats, list(refused))
@@ -196,6 +205,37 @@ def test_a_recorded_shard_without_rows_needs_no_file(tmp_path):
     assert datasets.shard_done(tmp_path, "k0") == recorded
 
 
+def plan_of(keys: list[str]) -> list[dict]:
+    return [{"index": i, "key": key, "files": [f"/{key}.sgf"], "labels": [f"{key}.sgf"]} for i, key in enumerate(keys)]
+
+
+def test_progress_counts_finished_shards_of_the_current_plan_only(tmp_path):
+    assert datasets.progress(tmp_path) == (0, 0)  # not planned yet
+    datasets.write_plan(tmp_path, plan_of(["k1", "k2", "k3"]))
+    assert datasets.progress(tmp_path) == (0, 3)
+    recorded_shard(tmp_path, "k1", ["a"])
+    recorded_shard(tmp_path, "k3", ["c"])
+    assert datasets.progress(tmp_path) == (2, 3)
+    (datasets.work_dir(tmp_path) / datasets.PLAN).write_bytes(b"[{")  # being replaced right now
+    assert datasets.progress(tmp_path) == (0, 0)
+
+
+def test_replanning_removes_the_stats_of_shards_no_longer_planned(tmp_path):
+    datasets.write_plan(tmp_path, plan_of(["k1", "k2"]))
+    recorded_shard(tmp_path, "k1", ["a"])
+    recorded_shard(tmp_path, "k2", ["b"])
+    assert datasets.write_plan(tmp_path, plan_of(["k2", "k3"])) == ["k1"]
+    assert sorted(p.name for p in datasets.work_dir(tmp_path).iterdir()) == ["plan.json", "stats-k2.json"]
+    assert datasets.shard_done(tmp_path, "k2") is not None and datasets.progress(tmp_path) == (1, 2)
+
+
+def test_an_unchanged_plan_is_not_rewritten(tmp_path):
+    datasets.write_plan(tmp_path, plan_of(["k1"]))
+    before = files_of(tmp_path)
+    assert datasets.write_plan(tmp_path, plan_of(["k1"])) == []
+    assert files_of(tmp_path) == before
+
+
 def test_clean_partial_removes_temp_files_of_the_dataset_and_its_work_dir(tmp_path):
     work = datasets.work_dir(tmp_path)
     work.mkdir()
@@ -213,7 +253,7 @@ def test_merge_quarantine_joins_the_shards_parts_and_the_extra_entries(tmp_path)
     extra = [dict(entry, file="c.sgf", game_index=0, reason="duplicate")]
     assert datasets.merge_quarantine(tmp_path, ["k1", "k2"], extra) == 3
     table = pq.read_table(tmp_path / datasets.QUARANTINE)
-    assert table.schema.equals(datasets.QUARANTINE_SCHEMA)
+    assert table.schema.equals(schemas.QUARANTINE_SCHEMA)
     assert {(r["file"], r["game_index"], r["reason"]) for r in table.to_pylist()} == {
         ("a.sgf", 2, "syntax"), ("b.sgf", 2, "not-go"), ("c.sgf", 0, "duplicate")}
 
@@ -259,11 +299,11 @@ def test_summary_counts_the_listed_shards_games_results_lengths_and_refusals(tmp
     datasets.write_manifest(tmp_path, {"rows": listed["rows"], "bytes": listed["bytes"], "games_refused": 3,
                                        "shards": [{"file": listed["shard"], "key": "k1"}]})
     facts = datasets.summary(tmp_path)
-    assert facts["games"] == 3 and facts["positions"] == 37 + 42 + 5
-    assert (facts["rows"], facts["bytes"]) == (listed["rows"], listed["bytes"])
-    assert facts["bytes_per_row"] == pytest.approx(listed["bytes"] / listed["rows"])
-    assert facts["results"] == {"black": 1, "white": 1, "jigo/unknown": 1}
-    assert facts["length_histogram"] == {"0-9": 1, "30-39": 1, "40-49": 1}
-    assert facts["refusals"] == {"illegal-move": 2, "syntax": 1}
+    assert facts.games == 3 and facts.positions == 37 + 42 + 5
+    assert (facts.rows, facts.bytes) == (listed["rows"], listed["bytes"])
+    assert facts.bytes_per_row == pytest.approx(listed["bytes"] / listed["rows"])
+    assert facts.results == {"black": 1, "white": 1, "jigo/unknown": 1}
+    assert facts.length_histogram == {"0-9": 1, "30-39": 1, "40-49": 1}
+    assert facts.refusals == {"illegal-move": 2, "syntax": 1}
     markdown = datasets.summary_markdown("tiny", facts)
     assert markdown.startswith("# Dataset `tiny`") and "| illegal-move | 2 |" in markdown

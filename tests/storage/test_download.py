@@ -224,6 +224,23 @@ def test_unreachable_host_fails_after_retries(tmp_path: Path) -> None:
     assert error.value.reason == "unreachable"
 
 
+def test_a_host_name_that_does_not_resolve_fails_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("no_proxy", "*")  # resolve it here, not at a proxy
+    waits: list[float] = []
+    monkeypatch.setattr("storage.download.time.sleep", waits.append)
+    with pytest.raises(DownloadError, match="cannot resolve the host") as error:
+        download_url("http://no-such-host.invalid/x.zip", tmp_path / "x.zip", config=FAST)
+    assert error.value.reason == "unknown-host" and not error.value.is_transient
+    assert waits == []  # not retried
+
+
+def test_a_refused_archive_is_downloaded_once(server: ScriptedServer, data_dir: Path) -> None:
+    url = server.add("/refused.zip", Route(zip_bytes({"../evil.sgf": sgf_game(1)})))
+    with pytest.raises(ArchiveError, match="unsafe|outside"):
+        fetch_source(url, data_dir, config=FAST)
+    assert server.count() == 1
+
+
 def test_only_http_urls_are_downloaded(tmp_path: Path) -> None:
     with pytest.raises(DownloadError) as error:
         download_url("ftp://example.org/x.zip", tmp_path / "x.zip")

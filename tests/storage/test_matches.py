@@ -13,7 +13,7 @@ from gocore.play.match import MatchConfig, play_match_game
 from gocore.play.ratings import summarize
 from gocore.rules.sgf import write
 from gocore.search.agents import RandomAgent
-from storage import matches
+from storage import matches, schemas
 from storage.atomic import TEMP_PREFIX
 
 SETTINGS = {"black": "random", "white": "uct-5", "games": 4, "size": 5, "komi": 7.5}
@@ -69,7 +69,7 @@ def test_results_table_has_the_schema_and_the_rows(match: Path):
     rows = [row(1, 0.0, winner=-1, result="W+R", reason="resign"),
             row(0, external_score="B+3.5", disagreement=False)]
     table = pq.read_table(matches.write_results(match, rows))
-    assert table.schema.equals(matches.RESULTS_SCHEMA)
+    assert table.schema.equals(schemas.RESULTS_SCHEMA)
     assert table.column("game").to_pylist() == [0, 1]
     assert table.column("external_score").to_pylist() == ["B+3.5", None]
     assert table.column("disagreement").to_pylist() == [False, None]
@@ -79,9 +79,9 @@ def test_results_table_has_the_schema_and_the_rows(match: Path):
 def test_a_played_game_row_fits_the_schema(match: Path):
     game = play_match_game(0, RandomAgent(1), RandomAgent(2), MatchConfig(size=5), ("A", "B"))
     matches.write_game(match, 0, write(game.record()), game.row())
-    table = matches.results_table(matches.read_rows(match))
+    table = schemas.results_table(matches.read_rows(match))
     assert table.to_pylist()[0]["result"] == game.game.result
-    assert set(game.row()) == set(matches.RESULTS_SCHEMA.names)
+    assert set(game.row()) == set(schemas.RESULTS_SCHEMA.names)
 
 
 def test_summary_is_written_last_and_a_stale_one_is_removed(match: Path):

@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from gocore.nn.nets import DualNet, PolicyNet, build_net, preset
-from storage import registry
+from storage import mlflow_store, registry, runs
 from storage.checkpoints import CONFIG_FILE, WEIGHTS_FILE, save_model
-from storage.registry import RegistryError
+from storage.mlflow_store import RegistryError
 from tests.helpers import Planted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,8 +63,8 @@ def same_outputs(a: torch.nn.Module, b: torch.nn.Module, size: int = 9) -> bool:
 def log_and_register(net: torch.nn.Module, model_dir: Path, generation: int) -> tuple[str, int]:
     """One training run that logs `net`'s model dir, registered; (run id, version)."""
     save_model(model_dir, net, net.config.to_dict())
-    with registry.training_run(net.config.board_size, {"net": net.config}, dataset="test-set") as run_id:
-        registry.log_model(run_id, model_dir)
+    with runs.training_run(net.config.board_size, {"net": net.config}, dataset="test-set") as run_id:
+        runs.log_model(run_id, model_dir)
     return run_id, registry.register(run_id, generation=generation)
 
 
@@ -93,28 +93,28 @@ def policy_version(store: Path, tmp_path_factory: pytest.TempPathFactory) -> tup
 def test_default_store_is_sqlite_with_artifacts_in_the_data_dir(tmp_path: Path,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
-    uri = registry.tracking_uri(tmp_path)
+    uri = mlflow_store.tracking_uri(tmp_path)
     assert uri == f"sqlite:///{tmp_path}/mlflow.db" and uri.startswith("sqlite:////")
-    assert registry.artifact_root(uri) == (tmp_path / "mlartifacts").as_uri()
+    assert mlflow_store.artifact_root(uri) == (tmp_path / "mlartifacts").as_uri()
 
 
 def test_tracking_uri_override_is_made_absolute(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "sqlite:///shared/m.db")
-    assert registry.tracking_uri() == f"sqlite:///{tmp_path}/shared/m.db"
-    assert registry.artifact_root(registry.tracking_uri()) == (tmp_path / "shared" / "mlartifacts").as_uri()
+    assert mlflow_store.tracking_uri() == f"sqlite:///{tmp_path}/shared/m.db"
+    assert mlflow_store.artifact_root(mlflow_store.tracking_uri()) == (tmp_path / "shared" / "mlartifacts").as_uri()
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
-    assert registry.tracking_uri() == "http://127.0.0.1:5000"
-    assert registry.artifact_root("http://127.0.0.1:5000") is None  # the server decides
+    assert mlflow_store.tracking_uri() == "http://127.0.0.1:5000"
+    assert mlflow_store.artifact_root("http://127.0.0.1:5000") is None  # the server decides
 
 
 def test_model_names_per_board_size_and_family() -> None:
-    assert registry.experiment_name(9) == registry.model_name(9) == "gozero-9x9"
+    assert runs.experiment_name(9) == registry.model_name(9) == "gozero-9x9"
     assert registry.model_name(19, "policy") == "gozero-19x19-policy"
 
 
 def test_code_version_names_the_checkout_commit() -> None:
-    assert registry.code_version().startswith(("git:", "gozero=="))
+    assert mlflow_store.code_version().startswith(("git:", "gozero=="))
 
 
 def test_store_that_is_not_a_database_is_one_registry_error(tmp_path: Path,
@@ -133,8 +133,8 @@ def test_tracking_server_that_is_down_fails_fast(monkeypatch: pytest.MonkeyPatch
 
 @pytest.mark.slow  # two cold interpreters (importing mlflow costs ~3 s of CPU each) plus the store
 def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> None:
-    script = ("import sys; from pathlib import Path; from storage import registry; "
-              "registry.client(Path(sys.argv[1])); print('ok')")
+    script = ("import sys; from pathlib import Path; from storage import mlflow_store; "
+              "mlflow_store.client(Path(sys.argv[1])); print('ok')")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "DO_NOT_TRACK": "true"}
     workers = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path / "data")], cwd=ROOT, env=env,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
@@ -146,13 +146,13 @@ def test_processes_creating_one_store_at_once_all_succeed(tmp_path: Path) -> Non
 # ---------------------------------------------------------------- runs
 
 def test_flatten_config_dots_nested_keys_and_keeps_values_as_strings() -> None:
-    flat = registry.flatten_config({"net": preset("tiny", 9, 17), "lr": 0.01, "name": "x", "steps": [1, 2]})
+    flat = runs.flatten_config({"net": preset("tiny", 9, 17), "lr": 0.01, "name": "x", "steps": [1, 2]})
     assert flat["net.blocks"] == "4" and flat["net.family"] == "dual"
     assert flat["lr"] == "0.01" and flat["name"] == "x" and flat["steps"] == "[1, 2]"
 
 
 def test_plot_curves_writes_a_png(tmp_path: Path) -> None:
-    path = registry.plot_curves({"loss": [(0, 2.0), (1, 1.5)], "val_accuracy": [(1, 0.3)]}, tmp_path / "c.png")
+    path = runs.plot_curves({"loss": [(0, 2.0), (1, 1.5)], "val_accuracy": [(1, 0.3)]}, tmp_path / "c.png")
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
@@ -160,17 +160,17 @@ def test_run_logs_params_metrics_and_artifacts(store: Path, tmp_path: Path) -> N
     net = trained_net()
     config = {"net": net.config.to_dict(), "train": {"lr": 0.01, "batch": 32}}
     history = {"loss": [(0, 2.0), (1, 1.5), (2, 1.2)], "val_accuracy": [(2, 0.25)]}
-    with registry.training_run(9, config, dataset="kgs-2024@abc123", run_name="sl-test") as run_id:
+    with runs.training_run(9, config, dataset="kgs-2024@abc123", run_name="sl-test") as run_id:
         for step in range(3):
-            registry.log_metrics(run_id, {"loss": history["loss"][step][1]}, step)
-        registry.log_metrics(run_id, {"val_accuracy": 0.25}, 2)
-        registry.log_curves(run_id, history)
-        registry.log_model(run_id, save_model(tmp_path / "model", net, net.config.to_dict()))
-    run = registry.describe_run(run_id)
+            runs.log_metrics(run_id, {"loss": history["loss"][step][1]}, step)
+        runs.log_metrics(run_id, {"val_accuracy": 0.25}, 2)
+        runs.log_curves(run_id, history)
+        runs.log_model(run_id, save_model(tmp_path / "model", net, net.config.to_dict()))
+    run = runs.describe_run(run_id)
     assert run.status == "FINISHED" and run.metrics == {"loss": 1.2, "val_accuracy": 0.25}
     assert run.params["net.blocks"] == "4" and run.params["train.lr"] == "0.01"
     assert run.params["dataset"] == run.tags["dataset"] == "kgs-2024@abc123"
-    assert run.params["code_version"] == registry.code_version() and run.tags["board_size"] == "9"
+    assert run.params["code_version"] == mlflow_store.code_version() and run.tags["board_size"] == "9"
     artifacts = store / "mlartifacts" / "gozero-9x9" / run_id / "artifacts"  # absolute, in the data dir
     assert run.artifact_uri == artifacts.as_uri()
     assert json.loads((artifacts / "config.json").read_text()) == config
@@ -179,9 +179,9 @@ def test_run_logs_params_metrics_and_artifacts(store: Path, tmp_path: Path) -> N
 
 
 def test_run_that_raises_is_marked_failed(store: Path) -> None:
-    with pytest.raises(ZeroDivisionError), registry.training_run(9, {"lr": 0.1}) as run_id:
+    with pytest.raises(ZeroDivisionError), runs.training_run(9, {"lr": 0.1}) as run_id:
         raise ZeroDivisionError
-    assert registry.describe_run(run_id).status == "FAILED"
+    assert runs.describe_run(run_id).status == "FAILED"
 
 
 # ---------------------------------------------------------------- registry
@@ -199,7 +199,7 @@ def test_versions_carry_family_generation_dataset_and_code_version(dual_versions
     versions = registry.list_versions("gozero-9x9")
     assert [v.version for v in versions] == [1, 2]
     assert versions[1].tags.items() >= {"family": "dual", "generation": "2", "dataset": "test-set",
-                                        "board_size": "9", "code_version": registry.code_version()}.items()
+                                        "board_size": "9", "code_version": mlflow_store.code_version()}.items()
     assert versions[1].run is not None and versions[1].source.endswith("/artifacts/model")
 
 
@@ -253,7 +253,7 @@ def test_unknown_models_versions_and_aliases_raise_registry_error(
 
 
 def test_registering_a_run_without_a_model_is_refused(store: Path) -> None:
-    with registry.training_run(9, {"lr": 0.1}) as run_id:
+    with runs.training_run(9, {"lr": 0.1}) as run_id:
         pass
     with pytest.raises(RegistryError, match="has no loadable model/.*log one with log_model"):
         registry.register(run_id)
@@ -275,8 +275,8 @@ def test_planted_pickle_is_refused_by_uri_and_path_and_never_runs(store: Path, t
     meta = json.loads((model_dir / CONFIG_FILE).read_text())
     meta["weights_sha256"] = hashlib.sha256(planted).hexdigest()  # vouch for it, as an attacker could
     (model_dir / CONFIG_FILE).write_text(json.dumps(meta))
-    with registry.training_run(5, {"lr": 0.1}) as run_id:
-        registry.log_model(run_id, model_dir)
+    with runs.training_run(5, {"lr": 0.1}) as run_id:
+        runs.log_model(run_id, model_dir)
     uri = f"models:/gozero-5x5-rollout/{registry.register(run_id)}"
     for source in (uri, str(model_dir)):
         with pytest.raises(RegistryError, match=rf"^cannot load {re.escape(source)}: .*refusing to unpickle"):

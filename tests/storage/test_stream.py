@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections import Counter
 from pathlib import Path
@@ -12,19 +13,10 @@ import pytest
 from gocore.nn.features import pack_planes
 from gocore.rules import symmetry
 from storage import datasets
-from storage.stream import (
-    SELFPLAY_SCHEMA,
-    Batch,
-    BatchStream,
-    InMemoryBatches,
-    ShuffleBuffer,
-    StreamFactory,
-    decode_pi,
-    encode_pi,
-    game_bucket,
-    selfplay_table,
-    transform_pi,
-)
+from storage.schemas import SELFPLAY_SCHEMA, encode_pi, rows_table, selfplay_table
+from storage.shuffle import ShuffleBuffer, game_bucket
+from storage.stream import Batch, BatchStream, InMemoryBatches, StreamFactory, decode_pi
+from tasks.rows import ROW_DECODER, transform_pi
 
 SIZE = 5
 POINTS = SIZE * SIZE
@@ -55,7 +47,7 @@ def write_sgf_dataset(root: Path, shards: int = 3, games_per_shard: int = 40, mo
         games = range(shard * games_per_shard, (shard + 1) * games_per_shard)
         columns = synthetic_columns(games, moves_per_game, rng)
         name = f"shard-{shard:05d}.parquet"
-        size = datasets.write_parquet(root / name, datasets.rows_table(columns), row_group_size=row_group_size)
+        size = datasets.write_parquet(root / name, rows_table(columns), row_group_size=row_group_size)
         listed.append({"file": name, "rows": len(columns["move"]), "bytes": size, "key": str(shard)})
     datasets.write_manifest(root, {"shards": listed, "rows": sum(s["rows"] for s in listed)})
     return root
@@ -90,7 +82,7 @@ def row_keys(batches: list[Batch]) -> list[tuple[str, int]]:
 
 def read_all(source: Path | list[Path], **options) -> list[Batch]:
     options = {"batch_size": 64, "epochs": 1, "ids": True, "shuffle_buffer": 300, **options}
-    return list(BatchStream(source, options.pop("batch_size"), **options))
+    return list(BatchStream(source, options.pop("batch_size"), decoder=ROW_DECODER, **options))
 
 
 def test_every_row_is_read_exactly_once_per_epoch(dataset: Path) -> None:
@@ -114,7 +106,7 @@ def test_validation_split_is_by_game_disjoint_and_stable(dataset: Path) -> None:
 
 
 def test_shuffle_buffer_stays_within_its_size_on_a_bigger_dataset(dataset: Path) -> None:
-    stream = BatchStream(dataset, 32, shuffle_buffer=100, epochs=1, ids=True, val_percent=0)
+    stream = BatchStream(dataset, 32, decoder=ROW_DECODER, shuffle_buffer=100, epochs=1, ids=True, val_percent=0)
     rows = row_keys(list(stream))
     assert len(rows) == len(set(rows)) == 3000  # 30x the buffer, all read
     assert stream.peak_buffered_rows == 100
@@ -205,7 +197,7 @@ def test_transform_pi_agrees_with_the_board_symmetry() -> None:
 
 def test_selfplay_batches_carry_pi_z_and_the_most_visited_move(tmp_path: Path) -> None:
     shards = write_selfplay_shards(tmp_path)
-    stream = BatchStream(shards, 50, epochs=1, val_percent=0, prefetch=0)
+    stream = BatchStream(shards, 50, decoder=ROW_DECODER, epochs=1, val_percent=0, prefetch=0)
     batches = list(stream)
     assert stream.is_selfplay and sum(len(b) for b in batches) == 2 * 20 * 20
     assert all(set(np.unique(b.value)) <= {-1.0, 1.0} for b in batches)
@@ -213,7 +205,7 @@ def test_selfplay_batches_carry_pi_z_and_the_most_visited_move(tmp_path: Path) -
 
 
 def test_prefetch_thread_stops_when_the_consumer_does(dataset: Path) -> None:
-    iterator = iter(BatchStream(dataset, 16, epochs=None, prefetch=2))
+    iterator = iter(BatchStream(dataset, 16, decoder=ROW_DECODER, epochs=None, prefetch=2))
     next(iterator)
     iterator.close()
     assert not [t for t in threading.enumerate() if t.name == "batch-stream"]
@@ -222,18 +214,18 @@ def test_prefetch_thread_stops_when_the_consumer_does(dataset: Path) -> None:
 def test_reader_errors_reach_the_consumer(tmp_path: Path, dataset: Path) -> None:
     columns = synthetic_columns(range(3), 10, np.random.default_rng(0))
     columns["planes"] = columns["planes"][:, :-1]  # rows one byte short: not oneplane 5x5
-    datasets.write_parquet(tmp_path / "bad.parquet", datasets.rows_table(columns))
+    datasets.write_parquet(tmp_path / "bad.parquet", rows_table(columns))
     with pytest.raises(datasets.DatasetError, match="bytes long"):
-        list(BatchStream([tmp_path / "bad.parquet"], 8, epochs=1, val_percent=0))
+        list(BatchStream([tmp_path / "bad.parquet"], 8, decoder=ROW_DECODER, epochs=1, val_percent=0))
     with pytest.raises(datasets.DatasetError, match="no manifest.json|has no"):
-        BatchStream(tmp_path / "missing", 8)
+        BatchStream(tmp_path / "missing", 8, decoder=ROW_DECODER)
     mixed = [*datasets.shard_paths(dataset), *write_selfplay_shards(tmp_path)]
     with pytest.raises(datasets.DatasetError, match="mix"):
-        BatchStream(mixed, 8)
+        BatchStream(mixed, 8, decoder=ROW_DECODER)
 
 
 def test_factory_gives_an_endless_train_stream_and_one_validation_pass(dataset: Path) -> None:
-    factory = StreamFactory(dataset, 64, val_percent=20, shuffle_buffer=500, seed=1, random_symmetry=True)
+    factory = StreamFactory(dataset, 64, ROW_DECODER, val_percent=20, shuffle_buffer=500, seed=1, random_symmetry=True)
     train = iter(factory("train", 0))
     assert sum(len(next(train)) for _ in range(60)) == 60 * 64  # more than the ~2,400 train rows
     train.close()
@@ -252,3 +244,50 @@ def test_in_memory_batches_hold_the_same_samples(dataset: Path) -> None:
     key = lambda planes, moves: sorted(zip(moves.tolist(), planes.reshape(len(moves), -1).sum(1).tolist()))
     assert key(np.concatenate([b.planes for b in served]), np.concatenate([b.move for b in served])) == key(
         np.concatenate([b.planes for b in batches]), np.concatenate([b.move for b in batches]))
+
+
+class CountingDecoder:
+    """ROW_DECODER, counting its calls: the stream must decode a batch at a time, never a row."""
+
+    def __init__(self) -> None:
+        self.calls: Counter[str] = Counter()
+
+    def row_bytes(self, encoder: str, size: int) -> int:
+        self.calls["row_bytes"] += 1
+        return ROW_DECODER.row_bytes(encoder, size)
+
+    def unpack(self, packed: np.ndarray, encoder: str, size: int) -> np.ndarray:
+        self.calls["unpack"] += 1
+        return ROW_DECODER.unpack(packed, encoder, size)
+
+    def transform(self, planes, move, pi, symmetries, size):
+        self.calls["transform"] += 1
+        return ROW_DECODER.transform(planes, move, pi, symmetries, size)
+
+
+def test_the_injected_decoder_is_called_once_per_batch_and_row_group(dataset: Path) -> None:
+    decoder = CountingDecoder()
+    batches = list(BatchStream(dataset, 64, decoder=decoder, epochs=1, val_percent=0, random_symmetry=True,
+                               skip_batches=3, prefetch=0))
+    assert decoder.calls["unpack"] == decoder.calls["transform"] == len(batches) == 3000 // 64 + 1 - 3
+    assert decoder.calls["row_bytes"] == 15  # one per row group read: 3 shards x 5
+
+
+def test_batches_are_the_ones_the_stream_gave_before_the_decoder_was_injected(tmp_path: Path) -> None:
+    """Digests of a fixed-seed stream computed before the decode step moved to tasks/rows.py."""
+    def digest(source, **options) -> str:
+        hashed = hashlib.sha256()
+        for batch in BatchStream(source, 32, decoder=ROW_DECODER, seed=3, epochs=2, shuffle_buffer=300,
+                                 prefetch=0, skip_batches=2, **options):
+            for array in (batch.planes, batch.move, batch.value, batch.pi, batch.symmetry):
+                if array is not None:
+                    hashed.update(np.ascontiguousarray(array).tobytes())
+        return hashed.hexdigest()[:16]
+
+    (tmp_path / "sgf").mkdir()
+    sgf = write_sgf_dataset(tmp_path / "sgf")
+    (tmp_path / "selfplay").mkdir()
+    selfplay = write_selfplay_shards(tmp_path / "selfplay")
+    assert digest(sgf, random_symmetry=True) == "54f72c646abb30d7"
+    assert digest(sgf, split="val") == "0a5355c75c9b97c2"
+    assert digest(selfplay, random_symmetry=True) == "a27fd487b415381f"

@@ -1,4 +1,4 @@
-"""The Prefect adapter: `download_source.fn`, catalog expansion, and which failures are retried."""
+"""The Prefect adapter: `download_source`, catalog expansion, and one retry layer (storage's, not Prefect's)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,12 @@ import logging
 from pathlib import Path
 
 import pytest
-from prefect.states import Failed
 
 from storage.archives import ArchiveError
 from storage.catalog import CatalogError
-from storage.download import DownloadError
-from tasks.download import _is_io_trouble, _progress_logger, download_source, expand_sources
-from tests.http_server import sgf_game, zip_bytes
+from storage.download import DownloadConfig, DownloadError
+from tasks.download import _progress_logger, download_source, expand_sources
+from tests.http_server import Route, ScriptedServer, sgf_game, zip_bytes
 
 
 def test_download_source_returns_a_small_json_summary(tmp_path: Path, data_dir: Path) -> None:
@@ -36,19 +35,29 @@ def test_expand_sources_gives_one_source_per_archive() -> None:
         "cgos-9x9:2023-01", "cgos-9x9:2023-02", "cgos-9x9:2023-03", "cwi-9x9"]
 
 
-@pytest.mark.parametrize(("error", "should_retry"), [
-    (DownloadError("unreachable", "no network"), True),
-    (DownloadError("http-503", "busy"), True),
-    (DownloadError("truncated", "cut"), True),
-    (ConnectionResetError("reset"), True),
-    (DownloadError("http-404", "gone"), False),
-    (DownloadError("checksum-mismatch", "bad"), False),
-    (DownloadError("html-instead-of-archive", "html"), False),
-    (ArchiveError("unsafe-path", "slip"), False),
-    (CatalogError("bad-period", "typo"), False),
-])
-def test_only_io_trouble_is_retried(error: Exception, should_retry: bool) -> None:
-    assert _is_io_trouble(download_source, None, Failed(data=error)) is should_retry
+@pytest.mark.parametrize(("status", "requests"), [(500, DownloadConfig().attempts), (404, 1)])
+def test_a_failing_server_costs_storage_attempts_only_not_prefect_retries(
+        prefect_harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch, status: int, requests: int) -> None:
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    monkeypatch.setattr("storage.download.time.sleep", lambda seconds: None)  # storage's backoff, skipped
+    with ScriptedServer() as server:
+        url = server.add("/down.zip", Route(b"PK", status=status))
+        with pytest.raises(DownloadError, match=str(status)):
+            download_source(url, str(data_dir))  # through Prefect's engine, which would retry if asked
+        assert server.count() == requests
+    assert download_source.retries == 0
+
+
+def test_a_refused_archive_is_downloaded_once(prefect_harness, data_dir: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    with ScriptedServer() as server:
+        url = server.add("/slip.zip", Route(zip_bytes({"../evil.sgf": sgf_game(1)})))
+        with pytest.raises(ArchiveError):
+            download_source(url, str(data_dir))
+        assert server.count() == 1
 
 
 def test_progress_is_logged_every_tenth(caplog: pytest.LogCaptureFixture) -> None:

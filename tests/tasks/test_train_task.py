@@ -17,7 +17,7 @@ import torch
 
 from gocore.nn.nets import build_net
 from gocore.nn.training import TINY
-from storage import checkpoints, layout, registry
+from storage import checkpoints, layout, mlflow_store, registry, run_dirs, runs
 from tasks import train as train_task
 from tasks.train import train_model
 from tests.helpers import build_uct_dataset
@@ -50,11 +50,11 @@ def sample_planes() -> torch.Tensor:
 
 def test_training_registers_a_version_that_loads_as_the_trained_net(trained: SimpleNamespace) -> None:
     result = trained.result
-    assert (result["step"], result["start_step"], result["device"]) == (CONFIG.steps, 0, "cpu")
-    assert result["model_uri"] == f"models:/gozero-5x5-policy/{result['version']}"
-    info = registry.describe("gozero-5x5-policy", result["version"])
-    assert info.run.run_id == result["run_id"] and info.tags["dataset"] == DATASET
-    loaded, config = registry.load(result["model_uri"], build_net)
+    assert (result.step, result.start_step, result.device) == (CONFIG.steps, 0, "cpu")
+    assert result.model_uri == f"models:/gozero-5x5-policy/{result.version}"
+    info = registry.describe("gozero-5x5-policy", result.version)
+    assert info.run.run_id == result.run_id and info.tags["dataset"] == DATASET
+    loaded, config = registry.load(result.model_uri, build_net)
     assert config["family"] == "policy" and config["encoder"] == "agz17"
     directory = layout.checkpoint_dir(trained.data, "whole")
     last = train_task.latest_checkpoint(directory)
@@ -69,15 +69,15 @@ def test_training_registers_a_version_that_loads_as_the_trained_net(trained: Sim
 
 
 def test_the_run_holds_params_metrics_and_curves(trained: SimpleNamespace) -> None:
-    run = registry.describe_run(trained.result["run_id"])
+    run = runs.describe_run(trained.result.run_id)
     assert run.status == "FINISHED"
     assert run.params["dataset"] == DATASET and run.params["code_version"]
     assert len(run.params["dataset.manifest_id"]) == 16 and run.params["train.objective"] == "policy"
     assert {"train/loss", "train/policy_top1", "val/policy_top1", "val_policy_accuracy"} <= set(run.metrics)
-    store = registry.client()
+    store = mlflow_store.client()
     assert [m.step for m in store.get_metric_history(run.run_id, "train/loss")] == [5, 10, 15, 20, 25, 30]
-    assert [a.path for a in store.list_artifacts(run.run_id, "plots")] == [registry.CURVES_ARTIFACT]
-    assert trained.result["metrics"]["val_policy_accuracy"] == run.metrics["val/policy_top1"]
+    assert [a.path for a in store.list_artifacts(run.run_id, "plots")] == [runs.CURVES_ARTIFACT]
+    assert trained.result.metrics["val_policy_accuracy"] == run.metrics["val/policy_top1"]
 
 
 def test_a_killed_run_resumes_from_its_checkpoint_and_ends_like_an_uninterrupted_one(
@@ -94,15 +94,15 @@ def test_a_killed_run_resumes_from_its_checkpoint_and_ends_like_an_uninterrupted
     with pytest.raises(KeyboardInterrupt):
         train_model.fn(*arguments)
     directory = layout.checkpoint_dir(trained.data, "resumed")
-    assert [p.name for p in train_task.checkpoint_files(directory)] == ["step-00000010.pt", "step-00000020.pt"]
+    assert [p.name for p in run_dirs.checkpoint_files(directory)] == ["step-00000010.pt", "step-00000020.pt"]
     monkeypatch.setattr(train_task._Recorder, "report", report)
 
     result = train_model.fn(*arguments)
-    assert (result["start_step"], result["step"]) == (20, CONFIG.steps)
-    history = registry.client().get_metric_history(result["run_id"], "train/loss")
+    assert (result.start_step, result.step) == (20, CONFIG.steps)
+    history = mlflow_store.client().get_metric_history(result.run_id, "train/loss")
     assert [m.step for m in history] == [5, 10, 15, 20, 25, 30]  # earlier points re-logged, none twice
-    resumed, _ = registry.load(result["model_uri"], build_net)
-    whole, _ = registry.load(trained.result["model_uri"], build_net)
+    resumed, _ = registry.load(result.model_uri, build_net)
+    whole, _ = registry.load(trained.result.model_uri, build_net)
     planes = sample_planes()
     with torch.no_grad():
         torch.testing.assert_close(resumed(planes), whole(planes))  # CPU: the same batches, the same steps

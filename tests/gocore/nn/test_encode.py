@@ -8,14 +8,13 @@ import sys
 from collections import Counter
 
 import numpy as np
-import pyarrow as pa
 import pytest
 
 from gocore.nn import features
-from gocore.nn.encode import EncodeOptions, ShardEncoder, filter_reason, game_id
+from gocore.nn.encode import EncodedRows, EncodeOptions, ShardEncoder, filter_reason, game_id
 from gocore.rules.coords import from_rowcol
 from gocore.rules.sgf import GameRecord
-from storage.datasets import ROW_SCHEMA, rows_table
+from storage.schemas import ROW_SCHEMA, encoded_rows_table
 from tests.corpus import agent_game, agent_records, assert_rows_match_games, position_keys, with_illegal_move
 
 FACTOR = {"all8": 8, "random1": 1, "none": 1}
@@ -35,10 +34,11 @@ def encode(records, options: EncodeOptions, seed: int = 7) -> dict[str, np.ndarr
     return as_numpy(encoder.finish())
 
 
-def as_numpy(columns: dict) -> dict[str, np.ndarray]:
-    """The encoder's columns with its Arrow string columns as numpy arrays, for easy checks."""
-    return {name: value.to_numpy(zero_copy_only=False) if isinstance(value, pa.Array) else value
-            for name, value in columns.items()}
+def as_numpy(rows: EncodedRows) -> dict[str, np.ndarray]:
+    """The encoder's rows as one numpy array per ROW_SCHEMA column (strings per row), for easy checks."""
+    table = encoded_rows_table(rows)
+    return {name: rows.planes if name == "planes" else table[name].to_numpy(zero_copy_only=False)
+            for name in ROW_SCHEMA.names}
 
 
 def by_source(records) -> dict[str, GameRecord]:
@@ -141,7 +141,7 @@ def test_illegal_move_is_refused_with_its_move_number_and_leaves_no_rows(games):
     illegal, reason = with_illegal_move(games[1], at=30)
     encoder = ShardEncoder(EncodeOptions(), seed=1)
     assert encoder.add_game(illegal, "x.sgf#0")[0] == reason == "illegal-move@31"
-    assert len(encoder.finish()["planes"]) == 0 and encoder.game_list() == []
+    assert len(encoder.finish()) == 0 and encoder.game_list() == []
 
 
 def test_a_refused_game_is_not_remembered_as_seen(games):
@@ -237,11 +237,25 @@ def test_same_seed_gives_the_same_rows_and_another_seed_another_order(games):
 
 
 def test_rows_fit_the_parquet_schema_also_when_every_game_is_refused(games):
-    assert rows_table(encode(games[:1], EncodeOptions())).schema.equals(ROW_SCHEMA)
+    encoder = ShardEncoder(EncodeOptions(), seed=1)
+    encoder.add_game(games[0], "g0#0")
+    assert encoded_rows_table(encoder.finish()).schema.equals(ROW_SCHEMA)
     encoder = ShardEncoder(EncodeOptions(), seed=1)
     encoder.add_game(dataclasses.replace(games[0], size=13), "x#0")
-    empty = rows_table(encoder.finish())
+    empty = encoded_rows_table(encoder.finish())
     assert empty.num_rows == 0 and empty.schema.equals(ROW_SCHEMA)
+
+
+def test_encoder_returns_numpy_columns_and_gocore_never_imports_pyarrow(games):
+    rows = ShardEncoder(EncodeOptions(augment="none"), seed=1)
+    rows.add_game(games[0], "g0#0")
+    encoded = rows.finish()
+    arrays = [encoded.planes, encoded.move, encoded.value, encoded.move_number, encoded.symmetry,
+              encoded.komi, encoded.game]
+    assert all(isinstance(a, np.ndarray) and len(a) == len(encoded) for a in arrays)
+    assert encoded.game_ids == (game_id(games[0]),) and encoded.sources == ("g0#0",)
+    script = "import sys, gocore.nn.encode; sys.exit('pyarrow' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 0
 
 
 def test_game_list_records_id_source_length_and_winner_of_kept_games(games):

@@ -33,6 +33,7 @@ from gocore.nn.training import (
 )
 from storage.checkpoints import load_training_checkpoint, save_training_checkpoint
 from storage.stream import BatchStream, InMemoryBatches, StreamFactory
+from tasks.rows import ROW_DECODER
 from tests.helpers import build_uct_dataset
 
 SIZE = 5
@@ -53,7 +54,7 @@ def tiny_net(family: str = "dual") -> torch.nn.Module:
 
 
 def moves_of(dataset: Path, split: str) -> np.ndarray:
-    stream = BatchStream(dataset, 1024, split=split, val_percent=VAL_PERCENT, epochs=1, prefetch=0)
+    stream = BatchStream(dataset, 1024, decoder=ROW_DECODER, split=split, val_percent=VAL_PERCENT, epochs=1, prefetch=0)
     return np.concatenate([batch.move for batch in stream])
 
 
@@ -62,7 +63,7 @@ def test_loss_falls_and_policy_beats_the_most_frequent_move(dataset: Path) -> No
     baseline = float(np.mean(val_moves == np.bincount(train_moves).argmax()))
     config = dataclasses.replace(TINY, steps=300, batch_size=64, lr=5e-3, val_every=150, val_batches=100,
                                  log_every=20)
-    factory = StreamFactory(dataset, 64, val_percent=VAL_PERCENT, shuffle_buffer=4096, seed=1,
+    factory = StreamFactory(dataset, 64, ROW_DECODER, val_percent=VAL_PERCENT, shuffle_buffer=4096, seed=1,
                             random_symmetry=True)
     reports: list[tuple[int, dict[str, float]]] = []
     result = train(tiny_net(), factory, config, on_metrics=lambda step, m: reports.append((step, m)))
@@ -110,7 +111,7 @@ def run_resumable(dataset: Path, checkpoint: Path, pause_at: int | None = None,
             marker.touch()
             time.sleep(600)
 
-    factory = StreamFactory(dataset, 16, shuffle_buffer=512, seed=7, random_symmetry=True)
+    factory = StreamFactory(dataset, 16, ROW_DECODER, shuffle_buffer=512, seed=7, random_symmetry=True)
     result = train(net, factory, kill_test_config(), save_checkpoint=save, resume=resume, on_metrics=on_metrics)
     assert result.step == 30 and np.isfinite(result.metrics["loss"])
     return net
@@ -191,7 +192,7 @@ def test_value_and_policy_nets_train_on_in_memory_batches_with_soft_targets() ->
 
 
 def test_resuming_with_a_different_config_is_refused(dataset: Path) -> None:
-    factory = StreamFactory(dataset, 16, shuffle_buffer=256, seed=0)
+    factory = StreamFactory(dataset, 16, ROW_DECODER, shuffle_buffer=256, seed=0)
     config = dataclasses.replace(kill_test_config(), steps=2, checkpoint_every=1)
     states = []
     train(tiny_net(), factory, config, save_checkpoint=states.append)

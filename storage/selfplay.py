@@ -1,0 +1,82 @@
+"""Self-play generations on disk: shard, sidecar and SGF names, the batch writer, sidecar readers.
+
+    <data>/selfplay/gen=<k>/
+        games/<game id>.sgf        every game (atomic, one file each)
+        shard-s<seed>.parquet      the rows of the batch played with `seed` (storage.schemas.SELFPLAY_SCHEMA)
+        shard-s<seed>.json         the sidecar: the batch's settings and counts, written last
+
+A batch is named by (generation, seed). Its sidecar, written after the SGF files and the shard,
+marks it finished: `read_finished` returns it only while the shard it names is intact.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from storage import layout
+from storage.atomic import remove_stale_temps, write_bytes, write_json
+from storage.datasets import write_parquet
+from storage.schemas import selfplay_table
+
+GAMES_DIR = "games"
+
+
+def shard_path(data: Path, generation: int, seed: int) -> Path:
+    """The Parquet shard of the batch (generation, seed)."""
+    return layout.selfplay_dir(data, generation) / f"shard-s{seed}.parquet"
+
+
+def sidecar_path(data: Path, generation: int, seed: int) -> Path:
+    """The sidecar that marks the batch (generation, seed) finished; written last."""
+    return shard_path(data, generation, seed).with_suffix(".json")
+
+
+def game_path(data: Path, generation: int, game_id: str) -> Path:
+    """The SGF file of one self-play game."""
+    return layout.selfplay_dir(data, generation) / GAMES_DIR / f"{game_id}.sgf"
+
+
+def clean_partial(data: Path, generation: int) -> int:
+    """Remove temp files crashed writers left in the generation (before any task writes there)."""
+    directory = layout.selfplay_dir(data, generation)
+    return remove_stale_temps(directory) + remove_stale_temps(directory / GAMES_DIR)
+
+
+def write_batch(data: Path, generation: int, seed: int, columns: Mapping[str, Any],
+                games_sgf: Mapping[str, str], sidecar: Mapping[str, Any]) -> dict[str, Any]:
+    """SGF files (game id → text), then the shard (SELFPLAY_SCHEMA numpy columns), then the sidecar
+    (last: it marks the batch finished); returns the sidecar, with "shard" and "bytes" filled in."""
+    for game_id, text in games_sgf.items():
+        write_bytes(game_path(data, generation, game_id), text.encode())
+    shard = shard_path(data, generation, seed)
+    size_bytes = write_parquet(shard, selfplay_table(columns))
+    recorded = {**sidecar, "shard": str(shard), "bytes": size_bytes}
+    write_json(sidecar_path(data, generation, seed), recorded)
+    return recorded
+
+
+def read_finished(data: Path, generation: int, seed: int) -> dict[str, Any] | None:
+    """The sidecar of a finished batch; None if it is missing, unreadable or its shard was lost or
+    replaced after it (then the batch must be played again)."""
+    shard = shard_path(data, generation, seed)
+    try:
+        sidecar = json.loads(sidecar_path(data, generation, seed).read_bytes())
+    except (OSError, ValueError):  # not there, or being replaced right now
+        return None
+    if not shard.exists() or shard.stat().st_size != sidecar.get("bytes"):
+        return None
+    return sidecar
+
+
+def games_done(data: Path, generation: int, seeds: Iterable[int]) -> int:
+    """Games of the finished batches among `seeds` (progress bars; an unreadable sidecar counts 0)."""
+    done = 0
+    for seed in seeds:
+        try:
+            done += int(json.loads(sidecar_path(data, generation, seed).read_bytes())["games"])
+        except (OSError, ValueError, KeyError, TypeError):  # not yet, or being replaced: next poll
+            pass
+    return done

@@ -1,0 +1,52 @@
+"""storage.selfplay: a batch's files (SGF, shard, sidecar last), the finished-batch check, progress counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow.parquet as pq
+
+from storage import selfplay
+from storage.schemas import SELFPLAY_SCHEMA
+
+
+def columns(rows: int) -> dict[str, np.ndarray]:
+    """SELFPLAY_SCHEMA columns of `rows` 5x5 rows of one game."""
+    pi = np.full((rows, 26), 1 / 26, np.float32)
+    return {"encoder": np.full(rows, "oneplane", object), "size": np.full(rows, 5, np.int8),
+            "planes": np.zeros((rows, 7), np.uint8), "pi": pi, "z": np.ones(rows, np.int8),
+            "game_id": np.full(rows, "g", object), "move_number": np.arange(rows, dtype=np.int16),
+            "generation": np.zeros(rows, np.int32), "model_version": np.full(rows, "v", object),
+            "symmetry": np.zeros(rows, np.int8), "komi": np.full(rows, 7.5, np.float32)}
+
+
+def write(data: Path, seed: int, games: int) -> dict:
+    return selfplay.write_batch(data, 2, seed, columns(3), {f"g{seed}": "(;GM[1]SZ[5])"},
+                                {"games": games, "settings": {"sims": 4}})
+
+
+def test_a_batch_writes_its_games_shard_and_sidecar_and_reads_back_finished(tmp_path: Path) -> None:
+    sidecar = write(tmp_path, 7, 1)
+    assert sidecar["shard"] == str(selfplay.shard_path(tmp_path, 2, 7)) and sidecar["bytes"] > 0
+    assert pq.read_schema(sidecar["shard"]).equals(SELFPLAY_SCHEMA)
+    assert selfplay.game_path(tmp_path, 2, "g7").read_text() == "(;GM[1]SZ[5])"
+    assert selfplay.read_finished(tmp_path, 2, 7) == sidecar
+    assert selfplay.read_finished(tmp_path, 2, 8) is None
+
+
+def test_a_batch_whose_shard_changed_or_vanished_is_not_finished(tmp_path: Path) -> None:
+    write(tmp_path, 1, 1)
+    shard = selfplay.shard_path(tmp_path, 2, 1)
+    shard.write_bytes(shard.read_bytes() + b"x")
+    assert selfplay.read_finished(tmp_path, 2, 1) is None
+    shard.unlink()
+    assert selfplay.read_finished(tmp_path, 2, 1) is None
+
+
+def test_progress_counts_the_games_of_finished_batches_among_the_seeds(tmp_path: Path) -> None:
+    write(tmp_path, 0, 3)
+    write(tmp_path, 1, 2)
+    write(tmp_path, 5, 4)  # another run's seed
+    selfplay.sidecar_path(tmp_path, 2, 2).write_text("{")  # being written
+    assert selfplay.games_done(tmp_path, 2, [0, 1, 2, 3]) == 5
