@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run test test-fast bench clean
+.PHONY: install run lint test bench clean
 
 # Re-install only when the dependency lists change. The constraints file pins every version
 # verified together (torch CPU build, prefect 3.8.8 with fastapi<0.151, mlflow 3.17.2).
@@ -20,7 +20,12 @@ install: $(STAMP)
 run: install
 	$(BIN)/gozero run
 
-test: install
+# Style and the layer contracts (flows -> tasks -> {storage, gocore}; gocore: rules <- nn <- search <- play).
+lint: install
+	$(BIN)/ruff check .
+	PYTHONPATH=$(CURDIR) $(BIN)/lint-imports
+
+test: lint
 	$(BIN)/python -m pytest -q
 
 bench: install

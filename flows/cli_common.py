@@ -14,7 +14,7 @@ from rich.markup import escape
 
 from gocore.errors import GozeroError
 
-DATA_DIR_HELP = "data dir (default $GOZERO_DATA or ./gozero-data)"
+DATA_DIR_HELP = "data dir (default: $GOZERO_DATA, else ~/.local/share/gozero or your platform's user data dir)"
 THREADS_HELP = "torch threads (default: $GOZERO_THREADS, else the cores idle at start)"
 console = Console()
 errors = Console(stderr=True)

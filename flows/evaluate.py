@@ -16,17 +16,15 @@ from typing import Any
 
 from prefect import flow, unmapped
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
-from prefect.futures import as_completed
-from prefect.task_runners import ProcessPoolTaskRunner
 
-from flows.runtime import artifact_key, prefect_api, task_runner
+from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, results_as_completed, task_runner
 from gocore.play.match import MatchConfig
 from gocore.play.ratings import SprtConfig
 from storage import layout, matches
 from tasks.evaluate import MatchSettings, finalize_match, plan_match, play_games, sprt_decided
 
 
-@flow(name="evaluate", log_prints=True, task_runner=ProcessPoolTaskRunner())
+@flow(name="evaluate", log_prints=True, task_runner=StoppingProcessPool())
 def evaluate(black: str, white: str, games: int = 40, sims: int = 100, match_id: str | None = None,
              data_dir: str | None = None, gate: float = 0.55, sprt: SprtConfig | None = None,
              size: int = 9, komi: float = 7.5, max_moves: int | None = None, seed: int = 0,
@@ -50,8 +48,8 @@ def evaluate(black: str, white: str, games: int = 40, sims: int = 100, match_id:
             print("the SPRT has decided: the remaining games are not played")
             break
         futures = play_games.map(chunks[start:start + wave_size], unmapped(match), unmapped(settings))
-        for future in as_completed(futures):
-            done += len(future.result())
+        for rows in results_as_completed(futures):
+            done += len(rows)
             update_progress_artifact(progress, 100.0 * done / max(games, 1))
     summary = finalize_match(match, settings, gate, sprt)
     create_markdown_artifact(matches.summary_markdown(summary), key=artifact_key("match", match_id),

@@ -1,6 +1,6 @@
 """Ingest flow: download SGF sources, encode them to a Parquet dataset in parallel, summarise.
 
-    downloads = download_source.map(sources)            # storage retries transient errors
+    downloads = download_source(source) for each source # one by one: the first failure stops the run
     shards    = plan_shards(sgf dirs)                   # content-keyed groups of files
     stats     = encode_shard.map(shards)                # processes locally, or a Dask cluster
     manifest  = finalize_dataset(stats)                 # dedupe, quarantine, manifest last
@@ -12,34 +12,31 @@ from __future__ import annotations
 
 from prefect import flow, unmapped
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
-from prefect.futures import as_completed
-from prefect.task_runners import ProcessPoolTaskRunner
 
-from flows.runtime import artifact_key, prefect_api, task_runner
+from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, results_as_completed, task_runner
 from gocore.nn.encode import EncodeOptions
 from storage import datasets, layout
 from tasks.download import download_source, expand_sources
 from tasks.encode import encode_shard, finalize_dataset, plan_shards
 
 
-@flow(name="ingest", log_prints=True, task_runner=ProcessPoolTaskRunner())
+@flow(name="ingest", log_prints=True, task_runner=StoppingProcessPool())
 def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
            options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> datasets.DatasetSummary:
     """Download `sources`, encode every game to ``<data>/datasets/<dataset>/``; returns the summary."""
     data = layout.data_dir(data_dir)
     dataset_dir = layout.dataset_dir(data, dataset)
     names = expand_sources(sources)
-    downloads = [future.result() for future in download_source.map(names, unmapped(str(data)))]
-    roots = [d for summary in downloads for d in summary["sgf_dirs"]]
-    plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
-    progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
-                                        description=f"shards of {dataset} encoded")
-    futures = encode_shard.map(plan, unmapped(str(dataset_dir)), unmapped(options))
-    stats = []
-    for done, future in enumerate(as_completed(futures), start=1):
-        stats.append(future.result())
-        update_progress_artifact(progress, 100.0 * done / max(len(plan), 1))
-    finalize_dataset(str(dataset_dir), plan, options, names)
+    with datasets.build_lock(dataset_dir):
+        # Downloads are I/O: one at a time, so an unreachable source ends the run at once.
+        roots = [root for name in names for root in download_source(name, str(data))["sgf_dirs"]]
+        plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
+        progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
+                                            description=f"shards of {dataset} encoded")
+        futures = encode_shard.map(plan, unmapped(str(dataset_dir)), unmapped(options))
+        for done, _ in enumerate(results_as_completed(futures), start=1):
+            update_progress_artifact(progress, 100.0 * done / max(len(plan), 1))
+        finalize_dataset(str(dataset_dir), plan, options, names)
     facts = datasets.summary(dataset_dir)
     create_markdown_artifact(datasets.summary_markdown(dataset, facts),
                              key=artifact_key("dataset", dataset),

@@ -25,10 +25,8 @@ from prefect.artifacts import (
     create_progress_artifact,
     update_progress_artifact,
 )
-from prefect.futures import as_completed
-from prefect.task_runners import ProcessPoolTaskRunner
 
-from flows.runtime import artifact_key, prefect_api, task_runner
+from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, results_as_completed, task_runner
 from storage import layout
 from storage import selfplay as selfplay_files
 from tasks.selfplay import BatchResult, GameCounts, SelfPlaySettings, selfplay_games
@@ -63,7 +61,7 @@ def default_games_per_task(games: int, workers: int | None) -> int:
     return max(1, math.ceil(games / max(1, workers or os.cpu_count() or 1)))
 
 
-@flow(name="selfplay", log_prints=True, task_runner=ProcessPoolTaskRunner())
+@flow(name="selfplay", log_prints=True, task_runner=StoppingProcessPool())
 def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_dir: str | None = None,
              games_per_task: int | None = None, seed: int = 0, size: int = 9, komi: float = 7.5,
              encoder: str = "agz17", max_moves: int | None = None,
@@ -80,8 +78,8 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     futures = selfplay_games.map(unmapped(settings), [n for _, n in batches], unmapped(generation),
                                  [s for s, _ in batches], unmapped(str(data)))
     parts: list[BatchResult] = []
-    for future in as_completed(futures):
-        parts.append(future.result())
+    for part in results_as_completed(futures):
+        parts.append(part)
         update_progress_artifact(progress, 100.0 * sum(p.counts.games for p in parts) / max(games, 1))
     summary = summarize_generation(parts, model, generation, layout.selfplay_dir(data, generation))
     create_markdown_artifact(summary_markdown(summary), key=artifact_key("selfplay-gen", generation),

@@ -16,6 +16,7 @@ Re-planning removes the stats files of shards the new plan does not hold.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,6 +28,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gocore.errors import GozeroError
+from storage import locks
 from storage.atomic import WritebackFile, atomic_path, remove_stale_temps, write_json
 from storage.schemas import GameRows, encoded_rows_table, quarantine_table
 
@@ -57,6 +59,12 @@ def write_parquet(path: Path, table: pa.Table, row_group_size: int = 65536, sync
 def work_dir(dataset: Path) -> Path:
     """Per-shard progress (stats, quarantine parts) of a dataset being built."""
     return dataset / WORK_DIR
+
+
+def build_lock(dataset: Path) -> contextlib.AbstractContextManager[None]:
+    """Held while a run builds `dataset`: a second run (a retry while the first still works)
+    is refused with `locks.BusyError` naming the first."""
+    return locks.exclusive(work_dir(dataset) / "build.lock", f"dataset {dataset.name} ({dataset})")
 
 
 def shard_done(dataset: Path, key: str) -> dict[str, Any] | None:

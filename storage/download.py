@@ -350,9 +350,8 @@ def _finish(part: Path, destination: Path, url: str, sha256: str | None, size: i
     digest = sha256_of(part)
     if sha256 is not None and digest != sha256.lower():
         part.unlink()
-        raise DownloadError("checksum-mismatch", f"{destination.name}: sha256 is {digest}, expected "
-                                                 f"{sha256}; deleted it (corrupted in transit, or changed "
-                                                 "upstream)", url)
+        raise DownloadError("checksum-mismatch", f"{destination.name}: sha256 is {digest}, expected {sha256}; "
+                                                 "deleted it (corrupted in transit, or changed upstream)", url)
     os.replace(part, destination)
     _write_sidecar(destination, url, digest)
     return Downloaded(destination, actual, digest, reused=False)
@@ -367,9 +366,8 @@ def _read_sidecar(destination: Path) -> dict[str, Any] | None:
 
 
 def _write_sidecar(destination: Path, url: str, digest: str) -> None:
-    info = destination.stat()
-    write_json(sidecar_path(destination), {"url": url, "size": info.st_size, "sha256": digest,
-                                           "mtime_ns": info.st_mtime_ns})
+    stat = destination.stat()
+    write_json(sidecar_path(destination), {"url": url, "size": stat.st_size, "sha256": digest, "mtime_ns": stat.st_mtime_ns})
 
 
 def _extract_download(item: Downloaded, sgf_root: Path, limits: ExtractLimits | None) -> ExtractResult:

@@ -6,7 +6,9 @@
     <data>/matches/<match-id>/       evaluation games and results
     <data>/checkpoints/<run-id>/     training checkpoints
 
-`<data>` is the explicit argument, else ``GOZERO_DATA``, else ``./gozero-data``.
+`<data>` is the explicit argument, else ``GOZERO_DATA``, else the per-user data directory the
+platform expects (`default_data_dir`: ``~/.local/share/gozero`` on Linux): never the working
+directory, so a GUI that starts ``gozero gtp`` somewhere else finds the same models.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from pathlib import Path
 
 from gocore.errors import GozeroError
 
-DEFAULT_DATA_DIR = "gozero-data"
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=-]{0,127}$")
 
 
@@ -26,9 +27,16 @@ class LayoutError(GozeroError, ValueError):
 
 
 def data_dir(explicit: str | os.PathLike[str] | None = None) -> Path:
-    """The data dir: `explicit`, else $GOZERO_DATA, else ./gozero-data (absolute, not created)."""
-    chosen = explicit if explicit is not None else os.environ.get("GOZERO_DATA") or DEFAULT_DATA_DIR
+    """The data dir: `explicit`, else $GOZERO_DATA, else `default_data_dir()` (absolute, not created)."""
+    chosen = explicit if explicit is not None else os.environ.get("GOZERO_DATA") or default_data_dir()
     return Path(chosen).expanduser().resolve()
+
+
+def default_data_dir() -> Path:
+    """The per-user data directory of gozero on this platform (XDG_DATA_HOME on Linux)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("gozero", appauthor=False))
 
 
 def safe_name(name: str, what: str = "name") -> str:

@@ -212,7 +212,8 @@ def _model(store: MlflowClient, name: str) -> Any:
         if error.error_code != "RESOURCE_DOES_NOT_EXIST":
             raise
     known = ", ".join(_model_names(store)) or "none yet (train and register a model first)"
-    raise RegistryError(f"no registered model {name!r}; registered: {known}")
+    raise RegistryError(f"no registered model {name!r} in {store.tracking_uri}; registered: {known} "
+                        "(another data dir? --data-dir or $GOZERO_DATA)")
 
 
 def _version(store: MlflowClient, name: str, selector: int | str) -> Any:

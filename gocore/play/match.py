@@ -10,7 +10,7 @@ move of either side. `GtpAgent` uses them to mirror the game into an external GT
 
 `play_match_game` plays game `index` of a match between players A and B (A is black in even
 games: colours alternate) and asks an external engine for its own count of a finished game;
-`MatchGame` becomes an SGF record and a results row (the Parquet schema is storage/matches.py's).
+`MatchGame` becomes an SGF record and a results row (the Parquet schema is storage/schemas.py's).
 
     reason        result       how the game ended
     two-passes    B+3.5, 0     both passed: counted by Tromp-Taylor area
@@ -300,7 +300,7 @@ class MatchGame:
                           player_white=self.white, comments=comments)
 
     def row(self) -> dict[str, Any]:
-        """The game as one row of a match's results table (storage.matches.RESULTS_SCHEMA)."""
+        """The game as one row of a match's results table (storage.schemas.RESULTS_SCHEMA)."""
         return {"game": self.index, "black": self.black, "white": self.white, "a_color": self.a_color,
                 "winner": self.game.winner, "a_score": self.a_score, "result": self.game.result,
                 "moves": len(self.game.moves), "reason": self.game.reason, "detail": self.game.detail,

@@ -3,7 +3,7 @@
 `mcts.play_games` plays the games; this module only converts what it returns, with no I/O:
 
 - `training_columns(games, ...)`: one row per position before each move, as numpy columns
-  named after `storage.stream.SELFPLAY_SCHEMA` (planes bit-packed by the net's encoder, pi the
+  named after `storage.schemas.SELFPLAY_SCHEMA` (planes bit-packed by the net's encoder, pi the
   root visit distribution, z the result from the side to move's view, symmetry 0);
 - `game_record(game, ...)`: the game as an `sgf.GameRecord` (Chinese rules, both players named
   after the model version, each move commented with the mover's root value);

@@ -242,7 +242,7 @@ def test_each_family_has_its_own_model_and_loads_as_that_net(policy_version: tup
     ("models:/gozero-9x9@nope", r"gozero-9x9 has no alias 'nope'; aliases: "),
     ("models:/gozero-9x9-policy@champion", r"no champion yet: promote a version \(gozero models promote"),
     ("models:/gozero-9x9/99", r"gozero-9x9 has no version 99; versions: 1, 2"),
-    ("models:/gozero-13x13/1", r"no registered model 'gozero-13x13'; registered: .*gozero-9x9\b"),
+    ("models:/gozero-13x13/1", r"no registered model 'gozero-13x13' in sqlite:///.*mlflow.db; registered: .*gozero-9x9\b"),
     ("models:/gozero-9x9", r"is not a model URI"),
     ("gozero-9x9", r"cannot load gozero-9x9: no such model directory"),
 ])

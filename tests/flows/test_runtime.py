@@ -1,0 +1,71 @@
+"""flows.runtime and failing flows: a failed run stops at once, never retried on permanent errors,
+and never overlaps a run still working on the same dataset."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+from prefect import flow, task
+
+from flows.ingest import run_ingest
+from flows.runtime import StoppingProcessPool, artifact_key, results_as_completed
+from storage import datasets, layout
+from storage.download import DownloadError
+from storage.locks import BusyError
+from tests.http_server import Route, ScriptedServer
+
+
+@task
+def sleep_then_mark(seconds: float, marker: str) -> None:
+    time.sleep(seconds)
+    Path(marker).touch()
+
+
+@task
+def fail_now() -> None:
+    raise ValueError("this task fails")
+
+
+@flow(task_runner=StoppingProcessPool(max_workers=2))
+def one_fails_one_sleeps(marker: str) -> None:
+    futures = [sleep_then_mark.submit(20.0, marker), fail_now.submit()]
+    list(results_as_completed(futures))
+
+
+def test_a_failing_task_stops_the_flow_and_the_task_still_running(prefect_harness, tmp_path: Path):
+    marker = tmp_path / "slept"
+    start = time.monotonic()
+    with pytest.raises(ValueError, match="this task fails"):
+        one_fails_one_sleeps(str(marker))
+    assert time.monotonic() - start < 18  # not the 20 s the other task would have taken
+    time.sleep(3)
+    assert not marker.exists()  # its worker was stopped, not left running
+
+
+def test_an_unreachable_source_ends_the_ingest_before_the_next_source_is_fetched(prefect_harness, data_dir: Path):
+    with ScriptedServer() as server:
+        missing = server.add("/missing.zip", Route(b"", status=404))
+        fine = server.add("/fine.zip", Route(b"PK\x05\x06" + bytes(18)))
+        with pytest.raises(DownloadError, match="404"):
+            run_ingest([missing, fine], "stops", str(data_dir), workers=1)
+        assert [hit.path for hit in server.hits] == ["/missing.zip"]  # once: a 404 is not retried
+
+
+def test_a_second_run_on_a_dataset_being_built_is_refused_naming_the_first(prefect_harness, data_dir: Path,
+                                                                           tmp_path: Path):
+    source = tmp_path / "sgf"
+    source.mkdir()
+    (source / "g.sgf").write_text("(;GM[1]SZ[9]KM[7.5]RE[B+R];B[ee];W[cc])")
+    with datasets.build_lock(layout.dataset_dir(data_dir, "busy")):
+        with pytest.raises(BusyError, match=r"dataset busy .* in use by another run \(pid \d+"):
+            run_ingest([str(source)], "busy", str(data_dir), workers=1)
+    assert run_ingest([str(source)], "busy", str(data_dir), workers=1).games == 1  # free again
+
+
+@pytest.mark.parametrize("parts, key", [(("ingest", "KGS_2019.v2"), "ingest-kgs-2019-v2"),
+                                        (("selfplay-gen", 3), "selfplay-gen-3"),
+                                        (("match", "x" * 200), "match-" + "x" * 94)])
+def test_artifact_keys_are_lowercase_letters_digits_and_single_dashes(parts, key):
+    assert artifact_key(*parts) == key
