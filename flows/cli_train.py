@@ -31,68 +31,89 @@ if TYPE_CHECKING:  # the real import waits for the command: `gozero --help` stay
 
 
 def train_command(
-    dataset: Annotated[str, typer.Option(help="dataset name: <data>/datasets/NAME (made by gozero ingest)")],
+    dataset: Annotated[str | None, typer.Option(help="dataset name: <data>/datasets/NAME (made by gozero ingest)")] = None,
+    selfplay: Annotated[str | None, typer.Option(help="self-play generations instead of a dataset: 3, 0..3 or 0,2")] = None,
+    loop: Annotated[str | None, typer.Option(help="with --selfplay: the zero loop whose generations these are")] = None,
     family: Annotated[str, typer.Option(help="net family: policy (SL policy), value or dual (AlphaGo Zero)")] = "policy",
     preset: Annotated[str, typer.Option(help="net size and schedule: tiny, small or full")] = "small",
     steps: Annotated[int | None, typer.Option(min=1, help="optimizer steps (default: the preset's)")] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="rows per step (default: the preset's)")] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i>, mps")] = "auto",
+    init_from: Annotated[str | None, typer.Option(help="start from this model's weights (models:/..., a dir)")] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     run_name: Annotated[str | None, typer.Option(help="checkpoint key, resumed on rerun (default: derived)")] = None,
     flow: Annotated[bool, typer.Option(help="run the Prefect flow train_supervised instead of in-process")] = False,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --flow)")] = False,
 ) -> None:
-    """Train a policy, value or dual net on a dataset; register it in MLflow and print its URI."""
+    """Train a policy, value or dual net on a dataset or on self-play generations; register it in
+    MLflow and print its URI."""
     quiet_prefect(verbose)
+    if (dataset is None) == (selfplay is None):
+        raise fail("give --dataset NAME or --selfplay GENERATIONS (one of them)")
+    if flow and selfplay is not None:
+        raise fail("--flow trains datasets; self-play generations train in-process (or in gozero loop)")
     use_threads(threads)
     data = str(data_dir) if data_dir is not None else None
-    key = _checked_run_key(dataset, family, preset, steps, batch_size, device, data, run_name)
-    from tasks.train import read_progress
+    facts, config, key = _checked(dataset, selfplay, loop, family, preset, steps, batch_size, device, data, run_name)
+    from tasks.train import read_progress, train_and_register
 
     with shard_progress(lambda: read_progress(data, key), f"training {family} net"), user_errors():
-        result = _run(dataset, family, preset, steps, batch_size, device, data, run_name, flow)
+        if flow:
+            from flows.train_supervised import run_train_supervised
+
+            result = run_train_supervised(dataset, family, preset, steps, batch_size, device, data, False,
+                                          run_name)[family]
+        else:
+            result = train_and_register(facts, family, preset, config, data, run_name, init_from)
     _print_result(family, result)
 
 
-def _checked_run_key(dataset: str, family: str, preset: str, steps: int | None, batch_size: int | None,
-                     device: str, data: str | None, run_name: str | None) -> str:
-    """The run key the task will use; typer.Exit(1) with one line for anything a user must fix."""
+def parse_generations(text: str) -> list[int]:
+    """``3`` → [3], ``0..3`` → [0, 1, 2, 3], ``0,2`` → [0, 2]; ValueError otherwise."""
+    try:
+        if ".." in text:
+            first, last = (int(part) for part in text.split("..", 1))
+            generations = list(range(first, last + 1))
+        else:
+            generations = [int(part) for part in text.split(",")]
+    except ValueError:
+        generations = []
+    if not generations or min(generations) < 0:
+        raise ValueError(f"--selfplay {text!r}: give generations like 3, 0..3 or 0,2")
+    return generations
+
+
+def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family: str, preset: str,
+             steps: int | None, batch_size: int | None, device: str, data: str | None, run_name: str | None):
+    """(the data's facts, the TrainConfig, the run key); one red line for anything a user must fix."""
     from flows.train_supervised import families_to_train, training_config
-    from gocore.nn.device import DeviceError, choose_device
+    from gocore.nn.device import choose_device
     from gocore.nn.nets import PRESETS as NET_PRESETS
     from storage import layout
     from storage.datasets import DatasetError
-    from tasks.train import dataset_facts, objective_config, run_key
+    from tasks.train import dataset_facts, objective_config, run_key, selfplay_facts
 
-    try:
-        families_to_train(family, also_value=False)
-        if preset not in NET_PRESETS:
-            raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(NET_PRESETS)}")
-        config = objective_config(family, training_config(preset, steps, batch_size, device))
-        choose_device(device)
-        path = layout.dataset_dir(layout.data_dir(data), dataset)
+    with user_errors():
         try:
-            facts = dataset_facts(path)
-        except DatasetError:
-            raise ValueError(f"dataset {dataset!r} not found at {path} (no manifest.json); "
-                             "make it with gozero ingest") from None
-        return run_key(facts, family, preset, config, run_name)
-    except (ValueError, DeviceError) as error:  # TrainError, LayoutError, NetConfigError are ValueErrors
-        raise fail(str(error)) from None
-
-
-def _run(dataset: str, family: str, preset: str, steps: int | None, batch_size: int | None, device: str,
-         data: str | None, run_name: str | None, flow: bool) -> TrainResult:
-    """Train here (the task's function) or through the flow; the task's result dict."""
-    from flows.train_supervised import run_train_supervised, training_config
-    from storage import layout
-    from tasks.train import train_and_register
-
-    if flow:
-        return run_train_supervised(dataset, family, preset, steps, batch_size, device, data, False, run_name)[family]
-    path = layout.dataset_dir(layout.data_dir(data), dataset)
-    return train_and_register(path, family, preset, training_config(preset, steps, batch_size, device), data, run_name)
+            families_to_train(family, also_value=False)
+            if preset not in NET_PRESETS:
+                raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(NET_PRESETS)}")
+            config = objective_config(family, training_config(preset, steps, batch_size, device))
+            choose_device(device)
+            root = layout.data_dir(data)
+            if selfplay is not None:
+                facts = selfplay_facts(root, parse_generations(selfplay), loop or "")
+            else:
+                path = layout.dataset_dir(root, dataset)
+                try:
+                    facts = dataset_facts(path)
+                except DatasetError:
+                    raise ValueError(f"dataset {dataset!r} not found at {path} (no manifest.json); "
+                                     "make it with gozero ingest") from None
+            return facts, config, run_key(facts, family, preset, config, run_name)
+        except ValueError as error:  # a bad --selfplay, preset or dataset: one line too
+            raise fail(str(error)) from None
 
 
 def _print_result(family: str, result: TrainResult) -> None:

@@ -47,6 +47,7 @@ class GenerationSummary:
     tasks_skipped: int  # batches found finished on disk
     mean_length: float  # moves per game
     seconds_played: float  # play time of the batches played by this run, summed over tasks
+    winner_lows: tuple[float, ...] = ()  # no-resign games: each winner's lowest value streak (calibration)
 
 
 def plan_batches(games: int, games_per_task: int, seed: int) -> list[tuple[int, int]]:
@@ -65,12 +66,13 @@ def default_games_per_task(games: int, workers: int | None) -> int:
 def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_dir: str | None = None,
              games_per_task: int | None = None, seed: int = 0, size: int = 9, komi: float = 7.5,
              encoder: str = "agz17", max_moves: int | None = None,
-             resign_threshold: float | None = -0.9) -> GenerationSummary:
-    """Play `games` self-play games of `model` into ``<data>/selfplay/gen=<generation>/``; the summary."""
+             resign_threshold: float | None = -0.9, run: str = "") -> GenerationSummary:
+    """Play `games` self-play games of `model` into ``<data>/selfplay/gen=<generation>/`` (a loop
+    `run`'s: ``<data>/loops/<run>/selfplay/gen=<generation>/``); the summary."""
     data = layout.data_dir(data_dir)
-    selfplay_files.clean_partial(data, generation)  # before any task writes there
+    selfplay_files.clean_partial(data, generation, run)  # before any task writes there
     settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
-                                resign_threshold=resign_threshold)
+                                resign_threshold=resign_threshold, run=run)
     batches = plan_batches(games, games_per_task or default_games_per_task(games, None), seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
     progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),
@@ -81,7 +83,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     for part in results_as_completed(futures):
         parts.append(part)
         update_progress_artifact(progress, 100.0 * sum(p.counts.games for p in parts) / max(games, 1))
-    summary = summarize_generation(parts, model, generation, layout.selfplay_dir(data, generation))
+    summary = summarize_generation(parts, model, generation, layout.selfplay_dir(data, generation, run))
     create_markdown_artifact(summary_markdown(summary), key=artifact_key("selfplay-gen", generation),
                              description=f"self-play generation {generation}")
     return summary
@@ -97,7 +99,8 @@ def summarize_generation(parts: list[BatchResult], model: str, generation: int,
                              model_versions=tuple(sorted({part.model_version for part in parts})),
                              tasks=len(parts), tasks_skipped=sum(part.skipped for part in parts),
                              mean_length=counts.positions / max(counts.games, 1),
-                             seconds_played=round(sum(part.seconds for part in parts if not part.skipped), 1))
+                             seconds_played=round(sum(part.seconds for part in parts if not part.skipped), 1),
+                             winner_lows=tuple(low for part in parts for low in part.winner_lows))
 
 
 def summary_markdown(summary: GenerationSummary) -> str:
@@ -121,10 +124,10 @@ def summary_markdown(summary: GenerationSummary) -> str:
 
 
 def selfplay_progress(data_dir: str | None, generation: int, games: int, games_per_task: int,
-                      seed: int = 0) -> tuple[int, int]:
+                      seed: int = 0, run: str = "") -> tuple[int, int]:
     """(games finished, games planned) of a self-play run, from its sidecars; for progress bars."""
     seeds = [batch_seed for batch_seed, _ in plan_batches(games, games_per_task, seed)]
-    return selfplay_files.games_done(layout.data_dir(data_dir), generation, seeds), games
+    return selfplay_files.games_done(layout.data_dir(data_dir), generation, seeds, run), games
 
 
 def run_selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_dir: str | None = None,

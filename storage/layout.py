@@ -2,7 +2,7 @@
 
     <data>/raw/<source>/             downloaded archives and extracted SGF
     <data>/datasets/<name>/          encoded datasets: shard-*.parquet, manifest.json, quarantine.parquet
-    <data>/selfplay/gen=<k>/         self-play shards and games
+    <data>/selfplay/gen=<k>/         self-play shards and games (a loop's: <data>/loops/<loop>/selfplay/gen=<k>/)
     <data>/matches/<match-id>/       evaluation games and results
     <data>/checkpoints/<run-id>/     training checkpoints
 
@@ -61,9 +61,10 @@ def dataset_dir(data: Path, name: str) -> Path:
     return data / "datasets" / safe_name(name, "dataset name")
 
 
-def selfplay_dir(data: Path, generation: int) -> Path:
-    """Self-play output of one generation."""
-    return data / "selfplay" / f"gen={int(generation)}"
+def selfplay_dir(data: Path, generation: int, run: str = "") -> Path:
+    """Self-play output of one generation: of a loop `run` (its own numbering), else the data dir's."""
+    root = data / "loops" / safe_name(run, "loop name") / "selfplay" if run else data / "selfplay"
+    return root / f"gen={int(generation)}"
 
 
 def match_dir(data: Path, match_id: str) -> Path:

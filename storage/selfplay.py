@@ -24,46 +24,46 @@ from storage.schemas import selfplay_table
 GAMES_DIR = "games"
 
 
-def shard_path(data: Path, generation: int, seed: int) -> Path:
-    """The Parquet shard of the batch (generation, seed)."""
-    return layout.selfplay_dir(data, generation) / f"shard-s{seed}.parquet"
+def shard_path(data: Path, generation: int, seed: int, run: str = "") -> Path:
+    """The Parquet shard of the batch (generation, seed) of loop `run` (default: the data dir's)."""
+    return layout.selfplay_dir(data, generation, run) / f"shard-s{seed}.parquet"
 
 
-def sidecar_path(data: Path, generation: int, seed: int) -> Path:
+def sidecar_path(data: Path, generation: int, seed: int, run: str = "") -> Path:
     """The sidecar that marks the batch (generation, seed) finished; written last."""
-    return shard_path(data, generation, seed).with_suffix(".json")
+    return shard_path(data, generation, seed, run).with_suffix(".json")
 
 
-def game_path(data: Path, generation: int, game_id: str) -> Path:
+def game_path(data: Path, generation: int, game_id: str, run: str = "") -> Path:
     """The SGF file of one self-play game."""
-    return layout.selfplay_dir(data, generation) / GAMES_DIR / f"{game_id}.sgf"
+    return layout.selfplay_dir(data, generation, run) / GAMES_DIR / f"{game_id}.sgf"
 
 
-def clean_partial(data: Path, generation: int) -> int:
+def clean_partial(data: Path, generation: int, run: str = "") -> int:
     """Remove temp files crashed writers left in the generation (before any task writes there)."""
-    directory = layout.selfplay_dir(data, generation)
+    directory = layout.selfplay_dir(data, generation, run)
     return remove_stale_temps(directory) + remove_stale_temps(directory / GAMES_DIR)
 
 
 def write_batch(data: Path, generation: int, seed: int, columns: Mapping[str, Any],
-                games_sgf: Mapping[str, str], sidecar: Mapping[str, Any]) -> dict[str, Any]:
+                games_sgf: Mapping[str, str], sidecar: Mapping[str, Any], run: str = "") -> dict[str, Any]:
     """SGF files (game id → text), then the shard (SELFPLAY_SCHEMA numpy columns), then the sidecar
     (last: it marks the batch finished); returns the sidecar, with "shard" and "bytes" filled in."""
     for game_id, text in games_sgf.items():
-        write_bytes(game_path(data, generation, game_id), text.encode())
-    shard = shard_path(data, generation, seed)
+        write_bytes(game_path(data, generation, game_id, run), text.encode())
+    shard = shard_path(data, generation, seed, run)
     size_bytes = write_parquet(shard, selfplay_table(columns))
     recorded = {**sidecar, "shard": str(shard), "bytes": size_bytes}
-    write_json(sidecar_path(data, generation, seed), recorded)
+    write_json(sidecar_path(data, generation, seed, run), recorded)
     return recorded
 
 
-def read_finished(data: Path, generation: int, seed: int) -> dict[str, Any] | None:
+def read_finished(data: Path, generation: int, seed: int, run: str = "") -> dict[str, Any] | None:
     """The sidecar of a finished batch; None if it is missing, unreadable or its shard was lost or
     replaced after it (then the batch must be played again)."""
-    shard = shard_path(data, generation, seed)
+    shard = shard_path(data, generation, seed, run)
     try:
-        sidecar = json.loads(sidecar_path(data, generation, seed).read_bytes())
+        sidecar = json.loads(sidecar_path(data, generation, seed, run).read_bytes())
     except (OSError, ValueError):  # not there, or being replaced right now
         return None
     if not shard.exists() or shard.stat().st_size != sidecar.get("bytes"):
@@ -71,12 +71,22 @@ def read_finished(data: Path, generation: int, seed: int) -> dict[str, Any] | No
     return sidecar
 
 
-def games_done(data: Path, generation: int, seeds: Iterable[int]) -> int:
+def games_done(data: Path, generation: int, seeds: Iterable[int], run: str = "") -> int:
     """Games of the finished batches among `seeds` (progress bars; an unreadable sidecar counts 0)."""
     done = 0
     for seed in seeds:
         try:
-            done += int(json.loads(sidecar_path(data, generation, seed).read_bytes())["games"])
+            done += int(json.loads(sidecar_path(data, generation, seed, run).read_bytes())["games"])
         except (OSError, ValueError, KeyError, TypeError):  # not yet, or being replaced: next poll
             pass
     return done
+
+
+def finished_sidecars(data: Path, generation: int, run: str = "") -> list[dict[str, Any]]:
+    """The sidecars of every finished batch of a generation (intact shards only), by seed."""
+    found = []
+    for path in sorted(layout.selfplay_dir(data, generation, run).glob("shard-s*.json")):
+        seed = path.stem.removeprefix("shard-s")
+        if seed.lstrip("-").isdigit() and (sidecar := read_finished(data, generation, int(seed), run)):
+            found.append(sidecar)
+    return found

@@ -58,6 +58,7 @@ class SelfPlaySettings:
     max_moves: int | None = None  # move cap per game (None: the search's default, 3*N*N)
     resign_threshold: float | None = -0.9  # resign below this root value; None never
     torch_threads: int | None = 1  # torch threads per task (pool workers share the cores); not recorded
+    run: str = ""  # a loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout)
 
     def recorded(self, games: int) -> dict[str, Any]:
         """What a batch's sidecar keeps of these settings; a rerun of the batch must match it."""
@@ -105,6 +106,7 @@ class BatchResult:
     game_ids: tuple[str, ...]  # its games, in order
     seconds: float  # play time when it was played
     skipped: bool  # found finished on disk: not played by this call
+    winner_lows: tuple[float, ...] = ()  # no-resign games: the winner's lowest value streak (calibration)
 
 
 @task(cache_policy=NO_CACHE)
@@ -117,7 +119,7 @@ def selfplay_games(settings: SelfPlaySettings, games: int, generation: int, seed
 def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: int, data_dir: str) -> BatchResult:
     """The task's work without Prefect (see `selfplay_games`)."""
     data = Path(data_dir)
-    done = finished_batch(data, generation, seed, settings.recorded(games))
+    done = finished_batch(data, generation, seed, settings.recorded(games), settings.run)
     if done is not None:
         return done
     started = time.perf_counter()
@@ -129,12 +131,13 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
                                 search=search)
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)
     return _write_batch(data, generation, seed, settings.recorded(games), batch, model_version,
-                        time.perf_counter() - started)
+                        time.perf_counter() - started, settings.run, config.encoder)
 
 
-def finished_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any]) -> BatchResult | None:
+def finished_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any],
+                   run: str = "") -> BatchResult | None:
     """The finished batch (generation, seed) if it was played with these settings; None if it must be played."""
-    sidecar = selfplay_files.read_finished(data, generation, seed)
+    sidecar = selfplay_files.read_finished(data, generation, seed, run)
     if sidecar is None:
         return None
     if sidecar["settings"] != recorded:
@@ -144,13 +147,14 @@ def finished_batch(data: Path, generation: int, seed: int, recorded: dict[str, A
 
 
 def _write_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any], batch: SelfPlayBatch,
-                 model_version: str, seconds: float) -> BatchResult:
+                 model_version: str, seconds: float, run: str, encoder: str) -> BatchResult:
     """The games, the shard and the sidecar (storage.selfplay writes them in that order)."""
     sidecar = {**batch.stats, "generation": generation, "seed": seed, "model_version": model_version,
+               "encoder": encoder,
                "rows": len(batch.columns["z"]), "game_ids": batch.game_ids, "seconds": round(seconds, 3),
                "settings": recorded}
     games_sgf = {game_id: sgf.write(record) for game_id, record in zip(batch.game_ids, batch.records)}
-    written = selfplay_files.write_batch(data, generation, seed, batch.columns, games_sgf, sidecar)
+    written = selfplay_files.write_batch(data, generation, seed, batch.columns, games_sgf, sidecar, run)
     return _result(written, skipped=False)
 
 
@@ -158,7 +162,8 @@ def _result(sidecar: Mapping[str, Any], skipped: bool) -> BatchResult:
     return BatchResult(generation=int(sidecar["generation"]), seed=int(sidecar["seed"]),
                        counts=GameCounts.of(sidecar), model_version=str(sidecar["model_version"]),
                        shard=str(sidecar["shard"]), rows=int(sidecar["rows"]),
-                       game_ids=tuple(sidecar["game_ids"]), seconds=float(sidecar["seconds"]), skipped=skipped)
+                       game_ids=tuple(sidecar["game_ids"]), seconds=float(sidecar["seconds"]), skipped=skipped,
+                       winner_lows=tuple(float(v) for v in sidecar.get("winner_lows", ())))
 
 
 def load_evaluator(model_uri: str, size: int, data_dir: str | None) -> tuple[Evaluator, str, str | None]:

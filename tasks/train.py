@@ -24,7 +24,7 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +38,7 @@ from gocore.nn.nets import build_net
 from gocore.nn.nets import preset as net_preset
 from gocore.nn.training import RESUMABLE_CHANGES, TrainConfig, TrainError, TrainState, train
 from storage import checkpoints, datasets, layout, registry, run_dirs, runs
+from storage import selfplay as selfplay_files
 from storage.run_dirs import History
 from storage.stream import StreamFactory
 from tasks.rows import ROW_DECODER
@@ -79,8 +80,8 @@ class TrainResult:
 class DatasetFacts:
     """What training needs to know about a dataset, from its manifest."""
 
-    name: str  # directory name under <data>/datasets/
-    path: Path  # the dataset directory
+    name: str  # directory name under <data>/datasets/, or a name for self-play generations
+    path: Path | tuple[Path, ...]  # the dataset directory, or self-play shard files
     encoder: str  # feature encoder name
     in_planes: int  # planes per position (derived from the encoder)
     board_size: int  # N
@@ -97,6 +98,36 @@ def dataset_facts(dataset_dir: str | Path) -> DatasetFacts:
                         in_planes=get_encoder(manifest["encoder"]).num_planes,
                         board_size=int(manifest["options"]["size"]), augment=manifest.get("augment", "none"),
                         manifest_id=datasets.manifest_id(manifest), rows=int(manifest["rows"]))
+
+
+def selfplay_facts(data: Path, generations: Sequence[int], run: str = "") -> DatasetFacts:
+    """The facts of the finished self-play batches of `generations` (of loop `run`, else the data
+    dir's own), trained on as one dataset; TrainError if there are none."""
+    sidecars = [s for g in generations for s in selfplay_files.finished_sidecars(data, g, run)]
+    if not sidecars:
+        where = layout.selfplay_dir(data, min(generations, default=0), run).parent
+        raise TrainError(f"no finished self-play games in generations {format_generations(generations)} "
+                         f"under {where}; play them with gozero selfplay")
+    encoders = {s.get("encoder", s["settings"]["encoder"]) for s in sidecars}
+    sizes = {int(s["settings"]["size"]) for s in sidecars}
+    if len(encoders) > 1 or len(sizes) > 1:
+        raise TrainError(f"self-play generations {format_generations(generations)} mix encoders {sorted(encoders)} "
+                         f"or board sizes {sorted(sizes)}: train on one kind at a time")
+    shards = tuple(Path(s["shard"]) for s in sidecars)
+    identity = json.dumps(sorted((path.name, s["bytes"]) for path, s in zip(shards, sidecars)))
+    encoder = encoders.pop()
+    return DatasetFacts(name=f"{run or 'selfplay'}-gen{format_generations(generations)}", path=shards,
+                        encoder=encoder, in_planes=get_encoder(encoder).num_planes, board_size=sizes.pop(),
+                        augment="none", manifest_id=hashlib.sha256(identity.encode()).hexdigest()[:16],
+                        rows=sum(int(s["rows"]) for s in sidecars))
+
+
+def format_generations(generations: Sequence[int]) -> str:
+    """``3`` or ``0..3`` (a contiguous range) or ``0,2,5``."""
+    ordered = sorted(set(generations))
+    if ordered and ordered == list(range(ordered[0], ordered[-1] + 1)):
+        return str(ordered[0]) if len(ordered) == 1 else f"{ordered[0]}..{ordered[-1]}"
+    return ",".join(map(str, ordered))
 
 
 def objective_config(family: str, train_config: Mapping[str, Any] | TrainConfig) -> TrainConfig:
@@ -128,12 +159,14 @@ def train_model(dataset_dir: str, family: str, preset: str, train_config: Mappin
     return train_and_register(dataset_dir, family, preset, train_config, data_dir, run_name)
 
 
-def train_and_register(dataset_dir: str | Path, family: str, preset: str,
+def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: str,
                        train_config: Mapping[str, Any] | TrainConfig, data_dir: str | Path | None = None,
-                       run_name: str | None = None) -> TrainResult:
-    """The body of `train_model`, callable without Prefect (the CLI runs it in-process)."""
+                       run_name: str | None = None, init_from: str | None = None) -> TrainResult:
+    """The body of `train_model`, callable without Prefect (the CLI runs it in-process). `dataset`
+    is a dataset directory or `selfplay_facts`; `init_from` a model URI whose weights the net
+    starts from (the zero loop's champion) instead of a random initialisation."""
     data = layout.data_dir(data_dir)
-    facts = dataset_facts(dataset_dir)
+    facts = dataset if isinstance(dataset, DatasetFacts) else dataset_facts(dataset)
     config = objective_config(family, train_config)
     choose_device(config.device)  # a missing GPU fails here, before an MLflow run is opened
     net_config = net_preset(preset, facts.board_size, facts.in_planes, family=family, encoder=facts.encoder)
@@ -152,6 +185,8 @@ def train_and_register(dataset_dir: str | Path, family: str, preset: str,
         _relog(run_id, history, data)
         torch.manual_seed(config.seed)  # the initial weights too: a rerun of a setup is the same run
         net = build_net(net_config)
+        if init_from is not None and resume is None:
+            _start_from(net, init_from, data)
         recorder = _Recorder(run_id, directory, config.steps, history, data)
         outcome = train(net, _streams(facts, config), config, resume=resume,
                         save_checkpoint=recorder.checkpoint, on_metrics=recorder.report)
@@ -189,6 +224,17 @@ def latest_checkpoint(directory: Path) -> checkpoints.TrainingCheckpoint | None:
         except checkpoints.CheckpointError:
             continue
     return None
+
+
+def _start_from(net: Any, uri: str, data: Path) -> None:
+    """Copy the weights of the model `uri` into `net`; TrainError if its architecture differs."""
+    from tasks.models import load_net
+
+    source = load_net(uri, data)
+    try:
+        net.load_state_dict(source.state_dict())
+    except RuntimeError as error:
+        raise TrainError(f"cannot start from {uri}: its net is not this preset's ({str(error)[:200]})") from error
 
 
 def _relog(run_id: str, history: History, data: Path) -> None:

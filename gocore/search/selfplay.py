@@ -26,7 +26,7 @@ import numpy as np
 from gocore.nn import features, packed
 from gocore.rules import sgf
 from gocore.rules.board import replay_moves
-from gocore.search.mcts import SELFPLAY, MCTSConfig, SearchedGame, play_games
+from gocore.search.mcts import RESIGN_STREAK, SELFPLAY, MCTSConfig, SearchedGame, play_games
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -129,7 +129,35 @@ def summarize(games: Sequence[SearchedGame]) -> dict[str, Any]:
         "no_resign_games": len(no_resign),
         "would_resign": sum(game.would_resign is not None for game in no_resign),
         "false_resignations": sum(game.is_false_resignation for game in no_resign),
+        "winner_lows": [low for game in no_resign if (low := winner_low(game)) is not None],
     }
+
+
+def winner_low(game: SearchedGame) -> float | None:
+    """The lowest root value streak of the eventual winner: the largest resign threshold that would
+    have made it resign (max of RESIGN_STREAK own values in a row, minimised over the game); None
+    for a jigo or a game too short for a streak."""
+    if game.winner == 0:
+        return None
+    own = game.root_values[0 if game.winner == 1 else 1::2]  # no setup: black moves first
+    streaks = [max(own[i:i + RESIGN_STREAK]) for i in range(len(own) - RESIGN_STREAK + 1)]
+    return min(streaks) if streaks else None
+
+
+def calibrate_resign_threshold(winner_lows: Sequence[float], false_rate: float = 0.05,
+                               bounds: tuple[float, float] = (-1.0, -0.5)) -> float | None:
+    """The resign threshold at which at most `false_rate` of the no-resign games would have been
+    resigned by their eventual winner (AlphaGo Zero's rule), within `bounds`; None without games.
+
+    A player resigns when its values fall *below* the threshold, so the threshold is the largest
+    value with at most `false_rate` of the lows under it. The upper bound keeps a young net, whose
+    values mean little, from resigning games it could still win."""
+    if not winner_lows:
+        return None
+    lows = np.sort(np.asarray(winner_lows, dtype=float))
+    allowed = int(np.floor(false_rate * len(lows)))  # games that may fall below the threshold
+    threshold = lows[allowed] if allowed < len(lows) else lows[-1]
+    return float(np.clip(threshold, *bounds))
 
 
 def merge_stats(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
