@@ -24,7 +24,7 @@ from gocore.play.match import RULES, MatchConfig, play_match
 from gocore.play.ratings import SprtConfig, sprt, summarize
 from gocore.rules import sgf
 from storage import matches
-from tasks.players import PlayerSettings, build_player
+from tasks.players import PlayerSettings, build_player, parse_player
 
 FAILURES = frozenset({"illegal-move", "timeout", "crash", "error"})  # lost by failing, not by play
 
@@ -160,7 +160,12 @@ def plan_match(match_dir: str, settings: MatchSettings, games_per_chunk: int = 2
 
 @task(cache_policy=NO_CACHE)
 def play_games(indices: list[int], match_dir: str, settings: MatchSettings) -> list[dict[str, Any]]:
-    """Play one chunk of games (skipping those on disk); returns their results rows."""
+    """Play one chunk of games (skipping those on disk); returns their results rows. A net plays on
+    one torch thread: the pool's workers share the cores."""
+    if any(parse_player(spec).kind == "model" for spec in (settings.black, settings.white)):
+        from gocore.nn.device import set_threads
+
+        set_threads(1)
     return play_chunk(match_dir, settings, indices)
 
 

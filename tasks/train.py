@@ -161,10 +161,12 @@ def train_model(dataset_dir: str, family: str, preset: str, train_config: Mappin
 
 def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: str,
                        train_config: Mapping[str, Any] | TrainConfig, data_dir: str | Path | None = None,
-                       run_name: str | None = None, init_from: str | None = None) -> TrainResult:
+                       run_name: str | None = None, init_from: str | None = None,
+                       version_tags: Mapping[str, str] | None = None) -> TrainResult:
     """The body of `train_model`, callable without Prefect (the CLI runs it in-process). `dataset`
     is a dataset directory or `selfplay_facts`; `init_from` a model URI whose weights the net
-    starts from (the zero loop's champion) instead of a random initialisation."""
+    starts from (the zero loop's champion) instead of a random initialisation; `version_tags` go
+    on the registered version (the zero loop's loop and generation)."""
     data = layout.data_dir(data_dir)
     facts = dataset if isinstance(dataset, DatasetFacts) else dataset_facts(dataset)
     config = objective_config(family, train_config)
@@ -190,7 +192,8 @@ def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: 
         recorder = _Recorder(run_id, directory, config.steps, history, data)
         outcome = train(net, _streams(facts, config), config, resume=resume,
                         save_checkpoint=recorder.checkpoint, on_metrics=recorder.report)
-        published = _publish(run_id, net, net_config.to_dict(), facts, key, directory, history, data)
+        published = _publish(run_id, net, net_config.to_dict(), facts, key, directory, history, data,
+                             version_tags or {})
         result = TrainResult(**published, step=outcome.step, start_step=outcome.start_step, device=outcome.device,
                              seconds=round(outcome.seconds, 2), checkpoint_dir=str(directory))
     run_dirs.write_result(directory, dataclasses.asdict(result))
@@ -277,7 +280,7 @@ def _streams(facts: DatasetFacts, config: TrainConfig) -> StreamFactory:
 
 # ---------------------------------------------------------------- the end of a run
 def _publish(run_id: str, net: Any, net_config: dict[str, Any], facts: DatasetFacts, key: str,
-             directory: Path, history: History, data: Path) -> dict[str, Any]:
+             directory: Path, history: History, data: Path, version_tags: Mapping[str, str]) -> dict[str, Any]:
     """Curves, model dir, registration; the TrainResult fields they give."""
     final = {name: points[-1][1] for name, points in history.items() if points}
     key_metrics = {KEY_METRIC_NAMES[k]: v for k, v in final.items() if k in KEY_METRIC_NAMES}
@@ -288,7 +291,7 @@ def _publish(run_id: str, net: Any, net_config: dict[str, Any], facts: DatasetFa
                                        extra={"run_key": key, "dataset": facts.name,
                                               "manifest_id": facts.manifest_id})
     artifact_uri = runs.log_model(run_id, model_dir, data)
-    version = registry.register(run_id, dataset=facts.name, data=data)
+    version = registry.register(run_id, dataset=facts.name, tags=version_tags, data=data)
     name = registry.model_name(facts.board_size, net_config["family"])
     return {"run_id": run_id, "run_key": key, "model_name": name, "version": version,
             "model_uri": f"models:/{name}/{version}", "artifact_uri": artifact_uri,

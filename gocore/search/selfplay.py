@@ -167,3 +167,22 @@ def merge_stats(parts: Sequence[dict[str, Any]]) -> dict[str, Any]:
         total.update({key: value for key, value in part.items()
                       if isinstance(value, int) and not isinstance(value, bool)})
     return dict(total)
+
+
+def window_rows(total_rows: int, minimum: int = 20_000, exponent: float = 0.75, slope: float = 0.4) -> int:
+    """How many of the most recent self-play rows to train on, KataGo's shuffler rule: all of them
+    up to `minimum`, then a window that grows sub-linearly, ``minimum * (1 + slope * ((total /
+    minimum) ** exponent - 1) / exponent)``: early data (from weak nets) leaves the window, and
+    later generations still see many games."""
+    if total_rows <= minimum:
+        return total_rows
+    grown = minimum * (1 + slope * ((total_rows / minimum) ** exponent - 1) / exponent)
+    return int(min(total_rows, grown))
+
+
+def training_steps(new_rows: int, window: int, batch_size: int, replay: float = 2.0, max_passes: float = 2.0,
+                   min_steps: int = 20) -> int:
+    """Optimizer steps for one generation: about `replay` samples per new row, but no row of the
+    window drawn more than `max_passes` times in expectation (so small windows don't overfit)."""
+    samples = min(new_rows * replay, window * max_passes)
+    return max(min_steps, int(np.ceil(samples / max(batch_size, 1))))

@@ -91,3 +91,33 @@ def test_stats_count_results_and_merge_by_sum(batch):
     assert stats["resignations"] + stats["two_passes"] + stats["move_cap"] == 3
     merged = merge_stats([stats, stats])
     assert merged["games"] == 6 and merged["positions"] == 2 * stats["positions"]
+
+
+def test_the_window_keeps_everything_up_to_its_minimum_then_grows_sub_linearly():
+    from gocore.search.selfplay import window_rows
+
+    assert window_rows(5_000, minimum=20_000) == 5_000
+    assert window_rows(20_000, minimum=20_000) == 20_000
+    sizes = [window_rows(total, minimum=20_000) for total in (40_000, 80_000, 160_000, 1_000_000)]
+    assert sizes == sorted(sizes) and all(s > 20_000 for s in sizes)
+    assert sizes[-1] < 1_000_000 / 4  # old data leaves the window
+    assert sizes[1] / sizes[0] < 2  # doubling the data grows the window by less
+
+
+def test_training_steps_bound_how_often_a_row_is_drawn():
+    from gocore.search.selfplay import training_steps
+
+    assert training_steps(10_000, 10_000, 100, replay=2.0, max_passes=2.0, min_steps=1) == 200
+    assert training_steps(10_000, 5_000, 100, replay=4.0, max_passes=2.0, min_steps=1) == 100  # capped
+    assert training_steps(10, 10, 100, min_steps=20) == 20
+
+
+def test_the_resign_threshold_keeps_false_resignations_at_five_percent():
+    from gocore.search.selfplay import calibrate_resign_threshold
+
+    lows = [-0.99 + 0.01 * i for i in range(100)]  # -0.99 .. 0.0
+    threshold = calibrate_resign_threshold(lows, false_rate=0.05, bounds=(-1.0, 1.0))
+    assert sum(low < threshold for low in lows) == 5
+    assert calibrate_resign_threshold([0.1] * 100) == -0.5  # confident winners: never above the bound
+    assert calibrate_resign_threshold([-0.999] * 3 + [0.5] * 10) == -0.999  # too few games to allow any
+    assert calibrate_resign_threshold([]) is None

@@ -1,0 +1,203 @@
+"""The AlphaGo Zero loop as a flow: generation after generation, each step recorded when it finishes.
+
+    champion = initial_champion()              # generation 0: a random net, promoted "initial"
+    for k in 1 .. generations:
+        start      pin this generation's champion (a rerun plays the same one)
+        selfplay   the champion plays `games` games (subflow: mapped tasks, a pool or Dask)
+        train      a candidate from the champion's weights on the window of recent self-play
+        gate       candidate vs champion (subflow `evaluate`): SPRT, 55 %, or off
+        promote    move `champion` in MLflow if the gate passed, with the evidence as tags
+        calibrate  the next resign threshold from this generation's no-resign games
+
+Each step writes a small record (storage.loops) when it has finished; a rerun with the same
+settings, or a Retry from the Prefect UI, skips every recorded step and resumes inside the first
+unfinished one (self-play batches on disk, the training checkpoint, the gate's games). The loop's
+lock refuses a second process on the same loop.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from prefect import flow
+from prefect.artifacts import create_table_artifact
+
+from flows.evaluate import evaluate
+from flows.runtime import artifact_key, prefect_api, task_runner
+from flows.selfplay import default_games_per_task, selfplay
+from gocore.play.ratings import SprtConfig
+from storage import layout, loops
+from tasks.zero import (
+    RESUMABLE,
+    LoopSettings,
+    ModelRef,
+    champion,
+    initial_champion,
+    loop_record,
+    next_resign_threshold,
+    promote_candidate,
+    train_candidate,
+)
+
+GATE_SPRT = SprtConfig(elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
+STEPS = ("start", "selfplay", "train", "gate", "promote", "calibrate")
+
+
+@dataclass(frozen=True)
+class GenerationRow:
+    """One generation of the loop as the live view and the summary show it."""
+
+    generation: int
+    champion: str  # the version that played self-play
+    games: int  # self-play games
+    rows: int  # self-play rows
+    loss: float | None  # final training loss
+    val_top1: float | None  # validation policy top-1 against the search's most visited move
+    val_mse: float | None  # validation value MSE
+    candidate: str | None  # the version trained
+    gate: str  # "passed 62.5 % of 40", "failed ...", "off", or "" before the gate
+    promoted: bool | None  # None until the promote step has run
+    minutes: float  # wall time of the steps finished so far
+    step: str  # the last finished step
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """Where the loop stands."""
+
+    loop: str
+    champion: str | None
+    generations: tuple[GenerationRow, ...]
+
+
+@flow(name="zero-loop", log_prints=True)
+def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = None, workers: int | None = None,
+              dask_address: str | None = None, device: str = "auto") -> LoopSummary:
+    """Run the loop `settings.loop` up to `settings.generations` generations (resuming where it stopped)."""
+    data = layout.data_dir(data_dir)
+    with loops.lock(data, settings.loop):
+        loops.claim(data, settings.loop, loop_record(settings), RESUMABLE)
+        first = initial_champion(settings, str(data))
+        print(f"loop {settings.loop}: generation 0 is {first.label}")
+        for generation in range(1, settings.generations + 1):
+            run_generation(settings, data, generation, workers, dask_address, device)
+    summary = loop_summary(settings, data)
+    create_table_artifact([asdict(row) for row in summary.generations], key=artifact_key("loop", settings.loop),
+                          description=f"generations of loop {settings.loop}")
+    return summary
+
+
+def run_generation(settings: LoopSettings, data: Path, generation: int, workers: int | None,
+                   dask_address: str | None, device: str) -> None:
+    """Every step of one generation that has no record yet."""
+    def step(name: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        if (done := loops.read_step(data, settings.loop, generation, name)) is not None:
+            return done
+        started = time.perf_counter()
+        facts = {**work(), "seconds": round(time.perf_counter() - started, 2)}
+        loops.record_step(data, settings.loop, generation, name, facts)
+        return facts
+
+    start = step("start", lambda: {"champion": asdict(champion(settings, data)),
+                                   "resign_threshold": _resign_threshold(settings, data, generation)})
+    pinned = ModelRef(**start["champion"])
+    played = step("selfplay", lambda: _selfplay(settings, data, generation, pinned, start["resign_threshold"],
+                                                workers, dask_address))
+    trained = step("train", lambda: train_candidate(settings, generation, pinned, str(data), device))
+    candidate = ModelRef(pinned.name, int(trained["candidate"]))
+    gate = step("gate", lambda: _gate(settings, data, generation, candidate, pinned, workers, dask_address))
+    step("promote", lambda: _promote(settings, data, generation, candidate, gate, played, trained, start))
+    step("calibrate", lambda: {"resign_threshold": next_resign_threshold(
+        settings, tuple(played["winner_lows"]), start["resign_threshold"])})
+
+
+def _resign_threshold(settings: LoopSettings, data: Path, generation: int) -> float:
+    """The threshold the previous generation calibrated, else the loop's initial one."""
+    previous = loops.read_step(data, settings.loop, generation - 1, "calibrate")
+    return float(previous["resign_threshold"]) if previous else settings.resign_threshold
+
+
+def _selfplay(settings: LoopSettings, data: Path, generation: int, player: ModelRef, resign_threshold: float,
+              workers: int | None, dask_address: str | None) -> dict[str, Any]:
+    """The champion's self-play games of this generation (subflow `selfplay`)."""
+    run = selfplay.with_options(task_runner=task_runner(workers, dask_address))
+    summary = run(player.uri, settings.games, settings.sims, generation, str(data),
+                  games_per_task=default_games_per_task(settings.games, workers),
+                  seed=settings.seed * 1_000 + generation, size=settings.size, komi=settings.komi,
+                  resign_threshold=resign_threshold, run=settings.loop)
+    return {"games": summary.counts.games, "rows": summary.rows, "mean_length": round(summary.mean_length, 1),
+            "counts": asdict(summary.counts), "winner_lows": list(summary.winner_lows),
+            "resign_threshold": resign_threshold}
+
+
+def _gate(settings: LoopSettings, data: Path, generation: int, candidate: ModelRef, holder: ModelRef,
+          workers: int | None, dask_address: str | None) -> dict[str, Any]:
+    """Candidate (A) against the champion (B), alternating colours; the gate's verdict."""
+    if settings.gate == "off":
+        return {"passed": True, "rule": "off", "games": 0, "win_rate": None}
+    run = evaluate.with_options(task_runner=task_runner(workers, dask_address))
+    summary = run(candidate.uri, holder.uri, settings.gate_games, settings.sims,
+                  f"{settings.loop}-gen{generation}-gate", str(data), gate=0.55,
+                  sprt=GATE_SPRT if settings.gate == "sprt" else None, size=settings.size, komi=settings.komi,
+                  seed=settings.seed * 1_000 + generation, parallel=workers)
+    return {"passed": bool(summary["gate_passed"]), "rule": summary["gate_rule"], "games": summary["games"],
+            "win_rate": round(summary["a_winrate"], 4), "elo": summary["elo"], "sprt": summary["sprt"],
+            "match": f"{settings.loop}-gen{generation}-gate"}
+
+
+def _promote(settings: LoopSettings, data: Path, generation: int, candidate: ModelRef, gate: dict[str, Any],
+             played: dict[str, Any], trained: dict[str, Any], start: dict[str, Any]) -> dict[str, Any]:
+    """Promote a candidate that passed, with the evidence as version tags; else keep the champion."""
+    if not gate["passed"]:
+        return {"promoted": False, "champion": start["champion"]["version"]}
+    evidence = {"loop": settings.loop, "gate_games": gate["games"],
+                "gate_win_rate": gate["win_rate"], "gate_rule": gate["rule"], "gate_elo": gate.get("elo"),
+                "selfplay_games": played["games"], "window_rows": trained["window_rows"],
+                "resign_threshold": start["resign_threshold"]}
+    reason = "gate off" if gate["rule"] == "off" else f"won {gate['win_rate']:.1%} of {gate['games']} gate games"
+    promote_candidate(candidate, reason, evidence, str(data))
+    return {"promoted": True, "champion": candidate.version}
+
+
+def loop_summary(settings: LoopSettings, data: Path) -> LoopSummary:
+    """The loop's generations from its records, and its champion now."""
+    current = champion(settings, data)
+    return LoopSummary(settings.loop, current.label if current else None,
+                       tuple(generation_rows(loops.read_steps(data, settings.loop))))
+
+
+def generation_rows(records: list[dict[str, Any]]) -> list[GenerationRow]:
+    """One row per generation with a record, from the step records (storage.loops.read_steps)."""
+    by_generation: dict[int, dict[str, dict[str, Any]]] = {}
+    for record in records:
+        by_generation.setdefault(int(record["generation"]), {})[record["step"]] = record
+    return [_row(generation, steps) for generation, steps in sorted(by_generation.items())]
+
+
+def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
+    start, played = steps.get("start", {}), steps.get("selfplay", {})
+    trained, gate, promote = steps.get("train", {}), steps.get("gate"), steps.get("promote")
+    metrics = trained.get("metrics", {})
+    champion_ref = start.get("champion") or {}
+    verdict = "" if gate is None else "off" if gate["rule"] == "off" else (
+        f"{'passed' if gate['passed'] else 'failed'} {gate['win_rate']:.0%} of {gate['games']}")
+    last = [name for name in STEPS if name in steps]
+    return GenerationRow(
+        generation=generation, champion=f"{champion_ref.get('name', '?')}/{champion_ref.get('version', '?')}",
+        games=int(played.get("games", 0)), rows=int(played.get("rows", 0)),
+        loss=metrics.get("train/loss"), val_top1=metrics.get("val/policy_top1"), val_mse=metrics.get("val/value_mse"),
+        candidate=None if "candidate" not in trained else str(trained["candidate"]), gate=verdict,
+        promoted=None if promote is None else bool(promote["promoted"]),
+        minutes=round(sum(float(s.get("seconds", 0.0)) for s in steps.values()) / 60, 2),
+        step=last[-1] if last else "")
+
+
+def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,
+                  dask_address: str | None = None, device: str = "auto") -> LoopSummary:
+    """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set)."""
+    with prefect_api():
+        return zero_loop(settings, data_dir, workers, dask_address, device)

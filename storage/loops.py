@@ -1,0 +1,83 @@
+"""A zero loop's state on disk: its settings, one record per finished step, and its lock.
+
+    <data>/loops/<loop>/
+        loop.json                      the settings a rerun must match (written once)
+        steps/gen-<k>-<step>.json      one small record per finished step of generation k
+        selfplay/gen=<k>/              the loop's self-play (storage.selfplay)
+        loop.lock                      held while a process runs the loop (storage.locks)
+
+A step's record is written atomically when the step has finished, so a process killed at any
+moment leaves the loop at "the first step without a record": a rerun (or a Retry from the Prefect
+UI) continues there. Nothing else about the loop lives in a process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from gocore.errors import GozeroError
+from storage import layout, locks
+from storage.atomic import write_json
+
+STEPS_DIR = "steps"
+
+
+class LoopError(GozeroError):
+    """A loop that cannot go on as asked (e.g. rerun with settings other than its own)."""
+
+
+def loop_dir(data: Path, loop: str) -> Path:
+    """The directory of loop `loop`."""
+    return data / "loops" / layout.safe_name(loop, "loop name")
+
+
+def lock(data: Path, loop: str) -> contextlib.AbstractContextManager[None]:
+    """Held while a process runs the loop: a second one is refused, naming the first."""
+    return locks.exclusive(loop_dir(data, loop) / "loop.lock", f"loop {loop}")
+
+
+def claim(data: Path, loop: str, settings: Mapping[str, Any], may_change: frozenset[str]) -> None:
+    """Record the loop's settings on its first run; LoopError if a rerun changes any but `may_change`."""
+    path = loop_dir(data, loop) / "loop.json"
+    try:
+        recorded = json.loads(path.read_text())
+    except FileNotFoundError:
+        write_json(path, dict(settings))
+        return
+    changed = sorted(k for k in set(recorded) | set(settings)
+                     if k not in may_change and recorded.get(k) != settings.get(k))
+    if changed:
+        raise LoopError(f"loop {loop!r} runs with other {', '.join(changed)} ({path}); keep them, "
+                        f"or start another loop with --loop NAME")
+    if recorded != dict(settings):  # e.g. more generations: the new value is the loop's from now on
+        write_json(path, dict(settings))
+
+
+def record_step(data: Path, loop: str, generation: int, step: str, facts: Mapping[str, Any]) -> None:
+    """Mark `step` of `generation` finished, with what it found (small JSON values)."""
+    write_json(_step_path(data, loop, generation, step), {"generation": generation, "step": step, **facts})
+
+
+def read_step(data: Path, loop: str, generation: int, step: str) -> dict[str, Any] | None:
+    """The record of a finished step, or None if it has not finished (or its record is unreadable)."""
+    try:
+        return json.loads(_step_path(data, loop, generation, step).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def read_steps(data: Path, loop: str) -> list[dict[str, Any]]:
+    """Every step record of the loop, by generation then finishing order (for live views)."""
+    records = []
+    for path in (loop_dir(data, loop) / STEPS_DIR).glob("gen-*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            records.append((path.stat().st_mtime_ns, json.loads(path.read_text())))
+    return [record for _, record in sorted(records, key=lambda r: (r[1].get("generation", 0), r[0]))]
+
+
+def _step_path(data: Path, loop: str, generation: int, step: str) -> Path:
+    return loop_dir(data, loop) / STEPS_DIR / f"gen-{int(generation):04d}-{layout.safe_name(step, 'step')}.json"

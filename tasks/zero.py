@@ -1,0 +1,206 @@
+"""Prefect tasks of the AlphaGo Zero loop's own steps: generation 0, training a candidate, promotion,
+and the resign threshold. Self-play and the gate are the `selfplay` and `evaluate` flows, run as
+subflows by flows/zero_loop.py.
+
+Every task is safe to run again after a crash: each first looks for what an earlier run already
+made (a version tagged with this loop and generation, the alias already moved) and returns it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from gocore.nn.training import TrainConfig
+from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
+from storage import checkpoints, registry, run_dirs, runs
+from tasks.train import DatasetFacts, selfplay_facts, train_and_register
+
+GATES = ("sprt", "fixed", "off")
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """What a zero loop is; recorded in loop.json, and a rerun must match it (but `generations`)."""
+
+    loop: str = "zero-9x9"
+    """The loop's name: its directory under <data>/loops/ and the tag on its model versions."""
+    size: int = 9
+    """Board size N."""
+    komi: float = 7.5
+    """Komi of every game (Chinese rules, Tromp-Taylor count)."""
+    generations: int = 5
+    """Generations to reach (generation 0 is the random net): a rerun with more goes on."""
+    games: int = 200
+    """Self-play games per generation."""
+    sims: int = 32
+    """Search simulations per move in self-play and in the gate."""
+    preset: str = "tiny"
+    """Net preset (tiny, small, full): every generation has the same architecture."""
+    batch_size: int = 128
+    """Rows per training step."""
+    replay: float = 2.0
+    """Training samples per new self-play row (see `training_steps`)."""
+    min_window: int = 20_000
+    """Rows the training window keeps before it starts growing sub-linearly (`window_rows`)."""
+    window_generations: int | None = None
+    """Train on exactly the last K generations instead of the growing row window."""
+    gate: str = "sprt"
+    """sprt (elo0 0, elo1 35, alpha = beta = 0.05, 55 % rule if undecided), fixed (55 % of all
+    gate games) or off (every candidate is promoted: the AlphaZero variant)."""
+    gate_games: int = 400
+    """Most games a gate plays."""
+    resign_threshold: float = -0.95
+    """Resign threshold of generation 1; later generations use the calibrated one."""
+    lr: float = 0.01
+    """Learning rate of each generation's training (SGD with momentum)."""
+    seed: int = 0
+    """Base seed of self-play, training and gate games."""
+
+    def __post_init__(self) -> None:
+        if self.gate not in GATES:
+            raise ValueError(f"gate {self.gate!r} is not one of {', '.join(GATES)}")
+        if self.generations < 1 or self.games < 1 or self.sims < 1 or self.gate_games < 2:
+            raise ValueError("generations, games and sims must be >= 1, gate_games >= 2")
+
+    @property
+    def model_name(self) -> str:
+        """The registered model of the loop's board size."""
+        return registry.model_name(self.size)
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One registered version: what the loop plays and promotes."""
+
+    name: str
+    version: int
+
+    @property
+    def uri(self) -> str:
+        """``models:/NAME/VERSION``: pinned, unlike the moving ``@champion``."""
+        return f"models:/{self.name}/{self.version}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}/{self.version}"
+
+
+def champion(settings: LoopSettings, data: Path) -> ModelRef | None:
+    """The current champion of the loop's model, or None before generation 0."""
+    try:
+        info = registry.describe(settings.model_name, registry.CHAMPION, data)
+    except registry.RegistryError:
+        return None
+    return ModelRef(info.name, int(info.version))
+
+
+def loop_version(settings: LoopSettings, data: Path, generation: int) -> ModelRef | None:
+    """The version this loop registered for `generation` (a crashed run's, found again), or None."""
+    try:
+        versions = registry.list_versions(settings.model_name, data)
+    except registry.RegistryError:
+        return None
+    for info in versions:
+        if info.tags.get("loop") == settings.loop and info.tags.get("generation") == str(generation):
+            return ModelRef(info.name, int(info.version))
+    return None
+
+
+@task(cache_policy=NO_CACHE)
+def initial_champion(settings: LoopSettings, data_dir: str) -> ModelRef:
+    """Generation 0: a randomly initialised net, registered and promoted with reason ``initial``
+    (tabula rasa); with a champion already registered, that champion."""
+    data = Path(data_dir)
+    if (current := champion(settings, data)) is not None:
+        return current
+    made = loop_version(settings, data, 0) or _register_random_net(settings, data)
+    registry.promote(made.name, made.version, "initial", {"loop": settings.loop}, data)
+    return made
+
+
+def _register_random_net(settings: LoopSettings, data: Path) -> ModelRef:
+    """Save, log and register a fresh net of the loop's preset (seeded: a rerun makes the same net)."""
+    import torch
+
+    from gocore.nn.features import get_encoder
+    from gocore.nn.nets import build_net, preset
+
+    torch.manual_seed(settings.seed)
+    config = preset(settings.preset, settings.size, get_encoder("agz17").num_planes, encoder="agz17")
+    directory = run_dirs.run_dir(data, f"{settings.loop}-gen0")
+    model_dir = checkpoints.save_model(run_dirs.model_dir(directory), build_net(config), config.to_dict())
+    params = {"net": config.to_dict(), "net_preset": settings.preset, "loop": dataclasses.asdict(settings)}
+    with runs.training_run(settings.size, params, run_name=f"{settings.loop}-gen0", data=data) as run_id:
+        runs.log_model(run_id, model_dir, data)
+        version = registry.register(run_id, generation=0, tags={"loop": settings.loop}, data=data)
+    return ModelRef(settings.model_name, version)
+
+
+def training_window(settings: LoopSettings, data: Path, generation: int) -> tuple[DatasetFacts, int]:
+    """(the window of recent self-play to train generation `generation` on, the new rows in it)."""
+    newest = selfplay_facts(data, [generation], settings.loop)
+    if settings.window_generations:
+        first = max(1, generation - settings.window_generations + 1)
+        return selfplay_facts(data, list(range(first, generation + 1)), settings.loop), newest.rows
+    total = sum(selfplay_facts(data, [g], settings.loop).rows for g in range(1, generation + 1))
+    target, chosen, rows = window_rows(total, settings.min_window), [], 0
+    for g in range(generation, 0, -1):  # newest first, until the window is full
+        chosen.append(g)
+        rows += selfplay_facts(data, [g], settings.loop).rows
+        if rows >= target:
+            break
+    return selfplay_facts(data, sorted(chosen), settings.loop), newest.rows
+
+
+@task(cache_policy=NO_CACHE, tags=["gpu"])
+def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, data_dir: str,
+                    device: str = "auto") -> dict[str, Any]:
+    """Train generation `generation`'s candidate from `start`'s weights on the window; register it
+    tagged with the loop and generation (not promoted). A rerun resumes from its checkpoint."""
+    from gocore.nn.device import set_threads
+
+    set_threads()  # the cores idle now: self-play has finished
+    data = Path(data_dir)
+    window, new_rows = training_window(settings, data, generation)
+    steps = training_steps(new_rows, window.rows, settings.batch_size, settings.replay)
+    config = TrainConfig(steps=steps, batch_size=settings.batch_size, lr=settings.lr, lr_steps=(),
+                         checkpoint_every=max(1, steps // 4), val_every=steps, val_batches=8,
+                         log_every=max(1, steps // 10), device=device, seed=settings.seed + generation,
+                         objective="dual")
+    if (found := loop_version(settings, data, generation)) is not None:
+        return {"candidate": found.version, "steps": steps, "window_rows": window.rows,
+                "window": window.name, "metrics": {}, "resumed": True}
+    result = train_and_register(window, "dual", settings.preset, config, data, f"{settings.loop}-gen{generation}",
+                                init_from=start.uri, version_tags={"loop": settings.loop,
+                                                                   "generation": str(generation)})
+    metrics = {k: round(v, 4) for k, v in result.metrics.items() if k.startswith("val/") or k == "train/loss"}
+    return {"candidate": result.version, "steps": steps, "window_rows": window.rows, "window": window.name,
+            "metrics": metrics, "seconds": result.seconds}
+
+
+@task(cache_policy=NO_CACHE)
+def promote_candidate(candidate: ModelRef, reason: str, evidence: dict[str, Any], data_dir: str) -> int | None:
+    """Move ``champion`` to the candidate with its evidence as tags (once: a retry changes nothing)."""
+    return registry.promote(candidate.name, candidate.version, reason, evidence, Path(data_dir))
+
+
+def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...], current: float) -> float:
+    """The resign threshold for the next generation's self-play from this one's no-resign games
+    (false resignations at most 5 %); the current one when there were no such games."""
+    calibrated = calibrate_resign_threshold(winner_lows)
+    return current if calibrated is None else round(calibrated, 4)
+
+
+def loop_record(settings: LoopSettings) -> dict[str, Any]:
+    """The settings as loop.json records them."""
+    return dataclasses.asdict(settings)
+
+
+RESUMABLE = frozenset({"generations"})
+"""Settings a rerun of a loop may change."""
