@@ -24,6 +24,8 @@ from flows.cli_common import (
 )
 from flows.cli_evaluate import evaluate as evaluate_command
 from flows.cli_gtp import gtp
+from flows.cli_loop import loop as loop_command
+from flows.cli_loop import run as run_command
 from flows.cli_models import models_app
 from flows.cli_selfplay import selfplay as selfplay_command
 from flows.cli_train import train_command
@@ -89,18 +91,6 @@ def write_game_sgf(game, path: Path, black: str, white: str) -> None:
 
 
 @app.command()
-def run(
-    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
-) -> None:
-    """The main job on embedded defaults: one 9x9 game, UCT (400 playouts/move) vs random, saved as SGF."""
-    from storage.layout import data_dir as resolve_data_dir
-
-    out = resolve_data_dir(data_dir) / "games" / f"run-{time.strftime('%Y%m%d-%H%M%S')}.sgf"
-    play(black="uct-400", white="random", size=9, komi=7.5, sims=100, seed=0, data_dir=data_dir, sgf_out=out,
-         threads=None)
-
-
-@app.command()
 def ingest(
     sources: Annotated[list[str], typer.Argument(help="URLs, file:// URLs, local paths, or catalog names like cgos-9x9:2023-01..2023-03")],
     dataset: Annotated[str, typer.Option(help="dataset name: <data>/datasets/NAME")],
@@ -153,6 +143,8 @@ app.command()(gtp)
 app.command("evaluate")(evaluate_command)
 app.command("train")(train_command)
 app.command("selfplay")(selfplay_command)
+app.command("loop")(loop_command)
+app.command("run")(run_command)
 app.add_typer(models_app, name="models")
 
 

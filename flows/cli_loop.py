@@ -1,0 +1,159 @@
+"""`gozero loop` (the AlphaGo Zero loop with a live table) and `gozero run` (the main job).
+
+`loop` runs flows/zero_loop.py under one Prefect API and redraws a table of generations (games,
+rows, losses, gate, promotion, minutes) from the loop's step records twice a second. A rerun of
+the same command continues where the last one stopped. `run` is a short loop on embedded defaults
+followed by the evidence that it learned: the champion against generation 0 and against random,
+and what to do next. flows/cli.py mounts both commands.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.live import Live
+from rich.table import Table
+
+from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+
+if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
+    from flows.zero_loop import GenerationRow, LoopSummary
+    from tasks.zero import LoopSettings
+
+
+def loop(
+    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    generations: Annotated[int, typer.Option(min=1, help="generations to reach (a rerun with more goes on)")] = 5,
+    games: Annotated[int, typer.Option(min=1, help="self-play games per generation")] = 200,
+    sims: Annotated[int, typer.Option(min=1, help="simulations per move (self-play and gate)")] = 32,
+    preset: Annotated[str, typer.Option(help="net preset: tiny, small or full")] = "tiny",
+    gate: Annotated[str, typer.Option(help="sprt (55 % fallback), fixed (55 %) or off (promote every candidate)")] = "sprt",
+    gate_games: Annotated[int, typer.Option(min=2, help="most games a gate plays")] = 400,
+    window_generations: Annotated[int | None, typer.Option(min=1, help="train on the last K generations "
+                                                           "(default: a row window growing with the data)")] = None,
+    name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
+    device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
+) -> None:
+    """Run the AlphaGo Zero loop: self-play, train, gate, promote, generation after generation."""
+    quiet_prefect(verbose)
+    from tasks.zero import LoopSettings
+
+    try:
+        settings = LoopSettings(loop=name or f"zero-{size}x{size}", size=size, generations=generations, games=games,
+                                sims=sims, preset=preset, gate=gate, gate_games=gate_games,
+                                window_generations=window_generations)
+    except ValueError as error:
+        raise fail(str(error)) from None
+    summary = run_live(settings, data_dir, workers, dask_address, device)
+    console.print(f"champion: [bold]{summary.champion}[/] (models:/{settings.model_name}@champion)")
+
+
+def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
+             device: str) -> LoopSummary:
+    """The loop flow, with its table of generations redrawn from the records on disk."""
+    from flows.zero_loop import generation_rows, run_zero_loop
+    from storage import layout, loops
+
+    data = layout.data_dir(data_dir)
+    console.print(f"loop [bold]{settings.loop}[/]: {settings.generations} generations x {settings.games} games, "
+                  f"{settings.sims} sims, {settings.preset} net, gate {settings.gate} -> {data}", soft_wrap=True)
+
+    def table() -> Table:
+        return generations_table(settings.loop, generation_rows(loops.read_steps(data, settings.loop)))
+
+    stop = threading.Event()
+    with Live(table(), console=console, auto_refresh=False) as live:
+        def poll() -> None:
+            while not stop.wait(0.5):
+                live.update(table(), refresh=True)
+
+        thread = threading.Thread(target=poll, daemon=True)
+        thread.start()
+        try:
+            with user_errors():
+                summary = run_zero_loop(settings, str(data), workers, dask_address, device)
+        finally:
+            stop.set()
+            thread.join()
+            live.update(table(), refresh=True)
+    return summary
+
+
+def generations_table(loop_name: str, rows: list[GenerationRow]) -> Table:
+    """One row per generation: self-play, training, gate and promotion, and the minutes spent."""
+    table = Table(title=f"loop {loop_name}")
+    for column in ("gen", "champion", "games", "rows", "loss", "val top1", "val mse", "candidate", "gate",
+                   "promoted", "min", "last step"):
+        table.add_column(column, justify="right" if column not in ("champion", "gate", "last step") else "left")
+
+    def number(value: float | None, digits: int = 3) -> str:
+        return "" if value is None else f"{value:.{digits}f}"
+
+    for row in rows:
+        promoted = "" if row.promoted is None else ("[green]yes[/]" if row.promoted else "no")
+        table.add_row(str(row.generation), row.champion, str(row.games), f"{row.rows:,}", number(row.loss),
+                      number(row.val_top1), number(row.val_mse), row.candidate or "", row.gate, promoted,
+                      f"{row.minutes:.1f}", row.step)
+    return table
+
+
+def run(
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
+    generations: Annotated[int, typer.Option(min=1, help="generations of the loop")] = 4,
+    games: Annotated[int, typer.Option(min=1, help="self-play games per generation")] = 120,
+    sims: Annotated[int, typer.Option(min=1, help="simulations per move")] = 24,
+    eval_games: Annotated[int, typer.Option(min=2, help="games of the champion against generation 0")] = 40,
+    workers: Annotated[int | None, typer.Option(min=1, help="processes (default: cores)")] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
+) -> None:
+    """The main job: a short AlphaGo Zero loop on 9x9 (tiny net) from nothing to a promoted champion,
+    then the evidence that it learned (the champion against generation 0 and random)."""
+    quiet_prefect(verbose)
+    from flows.evaluate import run_evaluate
+    from storage import layout
+    from tasks.zero import LoopSettings, loop_version
+
+    settings = LoopSettings(loop="run-9x9", size=9, generations=generations, games=games, sims=sims,
+                            preset="tiny", gate="off", min_window=10_000, lr=0.02)
+    data = layout.data_dir(data_dir)
+    summary = run_live(settings, data, workers, None, "auto")
+    first = loop_version(settings, data, 0)
+    if summary.champion is None or first is None:
+        raise fail(f"the loop has no champion or generation 0 in {data}")
+    champion_uri = f"models:/{summary.champion}"
+    console.print(f"champion {summary.champion} against generation 0 ({first.label}), {eval_games} games:")
+    with user_errors():
+        evidence = run_evaluate(champion_uri, first.uri, eval_games, sims, f"run-{summary.champion.replace('/', '-')}"
+                                f"-vs-gen0", str(data), workers=workers)
+    console.print(evidence_line(summary.champion, f"generation 0 ({first.label})", evidence))
+    print_next_steps(data, settings.model_name)
+
+
+def evidence_line(player: str, opponent: str, summary: dict) -> str:
+    """"won 31 of 40 (77.5 %, 95 % CI 62-88 %) against ...": a claim with its games and interval."""
+    return (f"[bold]{player}[/] won {summary['a_wins']} of {summary['games']} "
+            f"({summary['a_winrate']:.1%}, 95 % CI {summary['a_winrate_low']:.0%}-{summary['a_winrate_high']:.0%}) "
+            f"against {opponent}")
+
+
+def print_next_steps(data: Path, model_name: str) -> None:
+    """What a user does next with the models the run made."""
+    import shutil
+    import sys
+
+    gozero = shutil.which("gozero") or str(Path(sys.executable).with_name("gozero"))
+    console.print("\n[bold]next[/]", soft_wrap=True)
+    for line in (f"  {gozero} models list --data-dir {data}",
+                 f"  {Path(sys.executable).with_name('mlflow')} ui --backend-store-uri sqlite:///{data}/mlflow.db "
+                 f"--default-artifact-root {data}/mlartifacts --host 127.0.0.1   # http://127.0.0.1:5000",
+                 f"  {gozero} loop --generations 10 --data-dir {data}   # go on learning",
+                 f"  engine for Sabaki / GoGui / KaTrain: {gozero} gtp --model models:/{model_name}@champion "
+                 f"--sims 200 --data-dir {data}"):
+        console.print(line, soft_wrap=True, highlight=False)

@@ -1,0 +1,146 @@
+"""The AlphaGo Zero loop end to end on 5x5: promotions and tags in a real SQLite MLflow, the step
+records, the live table; and a loop SIGKILLed during self-play, training, the gate and right after a
+promotion that, rerun each time, ends exactly as an uninterrupted loop does."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from flows.zero_loop import generation_rows, run_zero_loop
+from storage import layout, loops, registry, run_dirs
+from storage.locks import BusyError
+from storage.loops import LoopError
+from tasks.zero import LoopSettings
+
+REPO = Path(__file__).resolve().parents[2]
+SETTINGS = dict(loop="zero-5x5", size=5, generations=2, games=6, sims=8, gate_games=6, min_window=100,
+                batch_size=16)
+LOOP_SCRIPT = """
+import os, sys
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
+if __name__ == "__main__":
+    from flows.zero_loop import run_zero_loop
+    from tasks.zero import LoopSettings
+    run_zero_loop(LoopSettings(**{settings}), sys.argv[1], workers=2, device="cpu")
+"""
+
+
+def own_store(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The data dir's own MLflow store (<data>/mlflow.db), as a user's run has."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    data.mkdir(parents=True, exist_ok=True)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory, prefect_harness) -> Path:
+    """An uninterrupted 2-generation loop with the gate off (every candidate promoted)."""
+    data = tmp_path_factory.mktemp("zero") / "data"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        own_store(data, monkeypatch)
+        run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off"}), str(data), workers=2, device="cpu")
+    return data
+
+
+def test_every_generation_is_promoted_with_its_evidence(finished: Path, monkeypatch: pytest.MonkeyPatch):
+    own_store(finished, monkeypatch)
+    versions = {v.version: v for v in registry.list_versions("gozero-5x5", finished)}
+    assert sorted(versions) == [1, 2, 3]
+    assert versions[1].tags["promotion_reason"] == "initial" and versions[1].tags["generation"] == "0"
+    assert list(versions[3].aliases) == ["champion"] and versions[3].tags["generation"] == "2"
+    assert versions[3].tags["gate_rule"] == "off" and versions[3].tags["previous_champion"] == "2"
+    assert int(versions[3].tags["selfplay_games"]) == 6 and int(versions[3].tags["window_rows"]) > 0
+
+
+def test_steps_are_recorded_and_the_table_shows_each_generation(finished: Path):
+    rows = generation_rows(loops.read_steps(finished, "zero-5x5"))
+    assert [row.generation for row in rows] == [1, 2]
+    assert [row.champion for row in rows] == ["gozero-5x5/1", "gozero-5x5/2"]
+    assert all(row.games == 6 and row.rows > 0 and row.promoted and row.step == "calibrate" for row in rows)
+    assert all(row.loss is not None and row.gate == "off" for row in rows)
+
+
+def test_a_finished_loop_reruns_without_playing_or_registering_anything(finished: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    own_store(finished, monkeypatch)
+    shards = sorted(p.stat().st_mtime_ns for p in (finished / "loops").rglob("*.parquet"))
+    summary = run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off"}), str(finished), workers=2, device="cpu")
+    assert summary.champion == "gozero-5x5/3"
+    assert len(registry.list_versions("gozero-5x5", finished)) == 3
+    assert sorted(p.stat().st_mtime_ns for p in (finished / "loops").rglob("*.parquet")) == shards
+
+
+def test_a_rerun_with_other_settings_or_beside_a_running_loop_is_refused(finished: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    own_store(finished, monkeypatch)
+    with pytest.raises(LoopError, match="runs with other games"):
+        run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off", "games": 7}), str(finished), device="cpu")
+    with loops.lock(finished, "zero-5x5"), pytest.raises(BusyError, match="loop zero-5x5 is in use"):
+        run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off"}), str(finished), device="cpu")
+
+
+# --- SIGKILL at any step ------------------------------------------------------------------------------
+
+def start_loop(data: Path) -> subprocess.Popen:
+    env = {k: v for k, v in os.environ.items() if k not in ("MLFLOW_TRACKING_URI", "PREFECT_API_URL")}
+    script = LOOP_SCRIPT.format(settings=repr(SETTINGS))
+    return subprocess.Popen([sys.executable, "-c", script, str(data)], cwd=REPO, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+
+
+def kill_when(data: Path, happened: Callable[[], bool], timeout: float = 300) -> bool:
+    """Run the loop until `happened()`, then SIGKILL it and its workers; False if it ended first."""
+    process = start_loop(data)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if happened():
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                return True
+            time.sleep(0.02)
+        assert process.poll() is not None, "the loop did not reach the kill point in time"
+        return False
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+def recorded(data: Path, generation: int, step: str) -> bool:
+    return loops.read_step(data, "zero-5x5", generation, step) is not None
+
+
+def test_a_loop_killed_at_every_step_resumes_to_the_same_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    data = tmp_path / "data"
+    own_store(data, monkeypatch)
+    selfplay = layout.selfplay_dir(data, 1, "zero-5x5")
+    points = {
+        "self-play": lambda: any(selfplay.glob("shard-*.json")) and not recorded(data, 1, "selfplay"),
+        "training": lambda: bool(run_dirs.checkpoint_files(run_dirs.run_dir(data, "zero-5x5-gen1")))
+        and not recorded(data, 1, "train"),
+        "gate": lambda: any((layout.match_dir(data, "zero-5x5-gen1-gate") / "games").glob("*"))
+        and not recorded(data, 1, "gate"),
+        "promotion": lambda: recorded(data, 1, "promote"),
+    }
+    killed = [name for name, point in points.items() if kill_when(data, point)]
+    assert killed == list(points), f"the loop ended before reaching {set(points) - set(killed)}"
+    finish = start_loop(data)
+    assert finish.wait(timeout=600) == 0, finish.stderr.read().decode()[-3000:]
+    rows = generation_rows(loops.read_steps(data, "zero-5x5"))
+    assert [row.generation for row in rows] == [1, 2] and all(row.step == "calibrate" for row in rows)
+    versions = registry.list_versions("gozero-5x5", data)
+    assert len(versions) == 3  # generation 0 and one candidate per generation, none twice
+    assert sorted(v.tags["generation"] for v in versions) == ["0", "1", "2"]
+    for generation in (1, 2):
+        ids = [game for path in layout.selfplay_dir(data, generation, "zero-5x5").glob("shard-*.json")
+               for game in json.loads(path.read_text())["game_ids"]]
+        assert len(ids) == len(set(ids)) == SETTINGS["games"]
