@@ -1,0 +1,98 @@
+"""The zero loop's overheads, ours vs the same work without Prefect, side by side in one run.
+
+    python -m benchmarks.loop [--games 60] [--sims 24] [--workers 2] [--size 9]
+
+1. One generation of `flows.zero_loop` (gate off, tiny net, fresh data dir, a temporary Prefect
+   server already up): its wall time against the sum of its stages' compute (the step records).
+2. The same self-play without Prefect: `tasks.selfplay.play_shard` on a plain process pool of the
+   same size with the same settings and model, against the loop's self-play step.
+3. The peak RSS of one self-play worker (a fresh process playing the loop's default batch of
+   games in lockstep with the tiny net), against the 0.5 GB target.
+
+The last line is ``loop: compute/wall=<ratio> selfplay_loop_vs_alone=<ratio> worker_peak_gb=<x>``
+(targets: >= 0.9, >= 0.9, <= 0.5).
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import resource
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before anything heavy, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=60, help="self-play games of the generation")
+    parser.add_argument("--sims", type=int, default=24, help="simulations per move")
+    parser.add_argument("--workers", type=int, default=2, help="self-play processes")
+    parser.add_argument("--size", type=int, default=9, help="board size")
+    return parser.parse_args()
+
+
+def play_alone(model: str, games: int, seed: int, data: str, sims: int, size: int) -> float:
+    """One batch of self-play without Prefect (a pool worker); its seconds."""
+    from tasks.selfplay import SelfPlaySettings, play_shard
+
+    start = time.perf_counter()
+    play_shard(SelfPlaySettings(model, sims, size=size, run="alone"), games, 1, seed, data)
+    return time.perf_counter() - start
+
+
+def worker_peak_gb(model: str, games: int, data: str, sims: int, size: int) -> float:
+    """Peak RSS (GB) of a fresh process playing `games` games in lockstep."""
+    with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
+        return pool.submit(_peak_of_batch, model, games, data, sims, size).result()
+
+
+def _peak_of_batch(model: str, games: int, data: str, sims: int, size: int) -> float:
+    play_alone(model, games, 99, data, sims, size)
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024 ** 2  # KiB -> GiB on Linux
+
+
+def main() -> None:
+    args = parse_args()
+    os.environ["PREFECT_LOGGING_LEVEL"] = "CRITICAL"
+    from flows.runtime import prefect_api
+    from flows.zero_loop import zero_loop
+    from storage import loops
+    from tasks.zero import LoopSettings
+
+    with tempfile.TemporaryDirectory(prefix="gozero-bench-loop-") as temp, prefect_api():
+        os.environ.pop("MLFLOW_TRACKING_URI", None)
+        data = Path(temp)
+        settings = LoopSettings(loop="bench", size=args.size, generations=1, games=args.games, sims=args.sims,
+                                gate="off", min_window=1_000)
+        start = time.perf_counter()
+        zero_loop(settings, str(data), workers=args.workers, device="cpu")
+        wall = time.perf_counter() - start
+        steps = {r["step"]: float(r["seconds"]) for r in loops.read_steps(data, "bench")}
+        compute = sum(steps.values())
+        model = f"models:/gozero-{args.size}x{args.size}/1"
+        per_worker = -(-args.games // args.workers)
+        start = time.perf_counter()
+        with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            list(pool.map(play_alone, [model] * args.workers, [per_worker] * args.workers,
+                          range(args.workers), [temp] * args.workers, [args.sims] * args.workers,
+                          [args.size] * args.workers))
+        alone = time.perf_counter() - start
+        peak = worker_peak_gb(model, per_worker, temp, args.sims, args.size)
+    print(f"one generation, {args.games} games x {args.sims} sims, {args.size}x{args.size}, tiny net, "
+          f"{args.workers} workers, gate off")
+    print(f"  loop wall {wall:7.1f} s   stages {compute:7.1f} s ({', '.join(f'{k} {v:.1f}' for k, v in steps.items())})"
+          f"   compute/wall {compute / wall:.2f}")
+    print(f"  self-play in the loop {steps.get('selfplay', 0):7.1f} s   without Prefect {alone:7.1f} s   "
+          f"ratio {alone / max(steps.get('selfplay', 1e-9), 1e-9):.2f}")
+    print(f"  self-play worker peak RSS ({per_worker} games in lockstep) {peak:.2f} GB (target <= 0.5)")
+    print(f"loop: compute/wall={compute / wall:.2f} selfplay_loop_vs_alone={alone / steps.get('selfplay', 1e-9):.2f} "
+          f"worker_peak_gb={peak:.2f}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
