@@ -24,6 +24,7 @@ from flows.cli_common import (
 )
 from flows.cli_evaluate import evaluate as evaluate_command
 from flows.cli_gtp import gtp
+from flows.cli_ladder import ladder as ladder_command
 from flows.cli_models import models_app
 from flows.cli_selfplay import selfplay as selfplay_command
 from flows.cli_train import train_command
@@ -151,6 +152,7 @@ def print_dataset_summary(name: str, facts: dict) -> None:
 
 app.command()(gtp)
 app.command("evaluate")(evaluate_command)
+app.command("ladder")(ladder_command)
 app.command("train")(train_command)
 app.command("selfplay")(selfplay_command)
 app.add_typer(models_app, name="models")
