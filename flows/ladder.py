@@ -54,7 +54,7 @@ def ladder(size: int = 9, data_dir: str | None = None, games_per_opponent: int =
         played += play_matches(entrant, chosen, settings, data, games_per_task)
         rated = fit_ratings(data, size)
         if not was_rated:  # it met random to get a rating: now the informative opponents
-            _, chosen = plan_opponents(player, rated, settings, data)
+            _, chosen = plan_opponents(entrant.spec, rated, settings, data)
             played += play_matches(entrant, chosen, settings, data, games_per_task)
             rated = fit_ratings(data, size)
     result = publish_ladder(data, settings, rated, tuple(dict.fromkeys(played)))

@@ -64,6 +64,16 @@ class LadderPlayer:
 
 
 @dataclass(frozen=True)
+class Generation:
+    """What the registry says of a model version on the ladder."""
+
+    number: int
+    """Its ``generation`` tag, else its version number."""
+    was_champion: bool
+    """It holds or held the alias ``champion``."""
+
+
+@dataclass(frozen=True)
 class LadderRow:
     """One player's line of the ladder table."""
 
@@ -102,16 +112,16 @@ def fit(data: Path, size: int) -> list[Rating]:
                        if g["reason"] not in NOT_PLAY], anchor=ANCHOR)
 
 
-def generations(size: int, data: Path) -> dict[str, tuple[int, bool]]:
-    """{ladder name: (generation, was champion)} of every version of ``gozero-<N>x<N>``; {} if none."""
+def generations(size: int, data: Path) -> dict[str, Generation]:
+    """{ladder name: its generation} of every version of ``gozero-<N>x<N>``, oldest first; {} if none."""
     from storage import registry
 
     try:
         versions = registry.list_versions(registry.model_name(size), data)
     except registry.RegistryError:  # no such model yet
         return {}
-    return {f"{v.name}/{v.version}": (int(v.tags.get("generation", v.version)),
-                                      registry.CHAMPION in v.aliases or "promoted_at" in v.tags)
+    return {f"{v.name}/{v.version}": Generation(int(v.tags.get("generation", v.version)),
+                                                registry.CHAMPION in v.aliases or "promoted_at" in v.tags)
             for v in versions}
 
 
@@ -135,8 +145,9 @@ def enter_ladder(player: str, settings: LadderSettings, data: Path) -> LadderPla
 def pool(settings: LadderSettings, data: Path) -> list[LadderPlayer]:
     """Whom ladder players may meet: random, the anchors that can play here, past champions."""
     anchors = [spec for spec in settings.anchors if parse_player(spec).kind != "gnugo" or _has_gnugo()]
-    champions = [name for name, (_, was_champion) in sorted(generations(settings.size, data).items(),
-                                                            key=lambda item: item[1][0]) if was_champion]
+    versions = generations(settings.size, data)
+    champions = sorted((name for name, version in versions.items() if version.was_champion),
+                       key=lambda name: versions[name].number)
     players = [enter_ladder(spec, settings, data) for spec in (ANCHOR, *anchors)]
     return players + [LadderPlayer(name, ladder_spec(name) or name) for name in champions]
 
@@ -191,8 +202,8 @@ def ladder_rows(data: Path, size: int, rated: list[Rating] | None = None) -> tup
     """The ladder's rows, best first, with model generations (fitted from the table unless given)."""
     rated = fit(data, size) if rated is None else rated
     versions = generations(size, data)
-    return tuple(LadderRow(r.player, r.elo, r.stderr, r.games, r.score, versions.get(r.player, (None,))[0])
-                 for r in rated)
+    return tuple(LadderRow(r.player, r.elo, r.stderr, r.games, r.score,
+                           versions[r.player].number if r.player in versions else None) for r in rated)
 
 
 def publish(data: Path, settings: LadderSettings, rated: list[Rating], played: tuple[str, ...] = ()) -> Ladder:
