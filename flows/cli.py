@@ -24,6 +24,7 @@ from flows.cli_common import (
 )
 from flows.cli_evaluate import evaluate as evaluate_command
 from flows.cli_gtp import gtp
+from flows.cli_ladder import ladder as ladder_command
 from flows.cli_loop import loop as loop_command
 from flows.cli_loop import run as run_command
 from flows.cli_models import models_app
@@ -141,6 +142,7 @@ def print_dataset_summary(name: str, facts: dict) -> None:
 
 app.command()(gtp)
 app.command("evaluate")(evaluate_command)
+app.command("ladder")(ladder_command)
 app.command("train")(train_command)
 app.command("selfplay")(selfplay_command)
 app.command("loop")(loop_command)

@@ -90,7 +90,7 @@ def generations_table(loop_name: str, rows: list[GenerationRow]) -> Table:
     """One row per generation: self-play, training, gate and promotion, and the minutes spent."""
     table = Table(title=f"loop {loop_name}")
     for column in ("gen", "champion", "games", "rows", "loss", "val top1", "val mse", "candidate", "gate",
-                   "promoted", "min", "last step"):
+                   "promoted", "Elo", "min", "last step"):
         table.add_column(column, justify="right" if column not in ("champion", "gate", "last step") else "left")
 
     def number(value: float | None, digits: int = 3) -> str:
@@ -100,7 +100,7 @@ def generations_table(loop_name: str, rows: list[GenerationRow]) -> Table:
         promoted = "" if row.promoted is None else ("[green]yes[/]" if row.promoted else "no")
         table.add_row(str(row.generation), row.champion, str(row.games), f"{row.rows:,}", number(row.loss),
                       number(row.val_top1), number(row.val_mse), row.candidate or "", row.gate, promoted,
-                      f"{row.minutes:.1f}", row.step)
+                      row.elo, f"{row.minutes:.1f}", row.step)
     return table
 
 
@@ -110,30 +110,55 @@ def run(
     games: Annotated[int, typer.Option(min=1, help="self-play games per generation")] = 120,
     sims: Annotated[int, typer.Option(min=1, help="simulations per move")] = 24,
     eval_games: Annotated[int, typer.Option(min=2, help="games of the champion against generation 0")] = 40,
+    random_games: Annotated[int, typer.Option(min=0, help="games of the champion and of generation 0 "
+                                              "against random (they anchor the ladder)")] = 10,
     workers: Annotated[int | None, typer.Option(min=1, help="processes (default: cores)")] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
 ) -> None:
     """The main job: a short AlphaGo Zero loop on 9x9 (tiny net) from nothing to a promoted champion,
-    then the evidence that it learned (the champion against generation 0 and random)."""
+    then the evidence that it learned: the champion against generation 0 and random, and the ladder."""
     quiet_prefect(verbose)
-    from flows.evaluate import run_evaluate
+    from flows.runtime import prefect_api
     from storage import layout
     from tasks.zero import LoopSettings, loop_version
 
     settings = LoopSettings(loop="run-9x9", size=9, generations=generations, games=games, sims=sims,
-                            preset="tiny", gate="off", min_window=10_000, lr=0.02)
+                            preset="tiny", gate="off", min_window=10_000, lr=0.02, ladder_opponents=0)
     data = layout.data_dir(data_dir)
-    summary = run_live(settings, data, workers, None, "auto")
-    first = loop_version(settings, data, 0)
-    if summary.champion is None or first is None:
-        raise fail(f"the loop has no champion or generation 0 in {data}")
-    champion_uri = f"models:/{summary.champion}"
-    console.print(f"champion {summary.champion} against generation 0 ({first.label}), {eval_games} games:")
-    with user_errors():
-        evidence = run_evaluate(champion_uri, first.uri, eval_games, sims, f"run-{summary.champion.replace('/', '-')}"
-                                f"-vs-gen0", str(data), workers=workers)
+    with prefect_api():  # one Prefect API for the loop and the matches after it
+        summary = run_live(settings, data, workers, None, "auto")
+        first = loop_version(settings, data, 0)
+        if summary.champion is None or first is None:
+            raise fail(f"the loop has no champion or generation 0 in {data}")
+        champion_uri = f"models:/{summary.champion}"
+        with user_errors():
+            evidence = play_evidence(champion_uri, first.uri, eval_games, random_games, sims, data, workers)
     console.print(evidence_line(summary.champion, f"generation 0 ({first.label})", evidence))
+    from flows.cli_ladder import ladder_table
+    from tasks.ladder import Ladder, ladder_rows
+
+    console.print(ladder_table(Ladder(9, ladder_rows(data, 9))))
     print_next_steps(data, settings.model_name)
+
+
+def play_evidence(champion_uri: str, first_uri: str, games: int, random_games: int, sims: int, data: Path,
+                  workers: int | None) -> dict:
+    """The champion against generation 0 (its summary is returned), then both against random (the
+    ladder's anchor); every game lands in the ratings table."""
+    from flows.evaluate import evaluate
+    from flows.runtime import artifact_key, task_runner
+
+    def match(black: str, white: str, count: int) -> dict:
+        name = artifact_key("run", black.removeprefix("models:/"), "vs", white.removeprefix("models:/"))
+        console.print(f"{black} against {white}: {count} games", soft_wrap=True)
+        return evaluate.with_options(task_runner=task_runner(workers))(black, white, count, sims, name, str(data),
+                                                                       parallel=workers)
+
+    summary = match(champion_uri, first_uri, games)
+    if random_games:
+        for player in (champion_uri, first_uri):
+            match(player, "random", random_games)
+    return summary
 
 
 def evidence_line(player: str, opponent: str, summary: dict) -> str:

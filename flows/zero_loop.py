@@ -8,6 +8,7 @@
         gate       candidate vs champion (subflow `evaluate`): SPRT, 55 %, or off
         promote    move `champion` in MLflow if the gate passed, with the evidence as tags
         calibrate  the next resign threshold from this generation's no-resign games
+        ladder     a new champion's ladder games, then the Elo of every player (subflow `ladder`)
 
 Each step writes a small record (storage.loops) when it has finished; a rerun with the same
 settings, or a Retry from the Prefect UI, skips every recorded step and resumes inside the first
@@ -27,6 +28,7 @@ from prefect import flow
 from prefect.artifacts import create_table_artifact
 
 from flows.evaluate import evaluate
+from flows.ladder import ladder
 from flows.runtime import artifact_key, prefect_api, task_runner
 from flows.selfplay import default_games_per_task, selfplay
 from gocore.play.ratings import SprtConfig
@@ -44,7 +46,7 @@ from tasks.zero import (
 )
 
 GATE_SPRT = SprtConfig(elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
-STEPS = ("start", "selfplay", "train", "gate", "promote", "calibrate")
+STEPS = ("start", "selfplay", "train", "gate", "promote", "calibrate", "ladder")
 
 
 @dataclass(frozen=True)
@@ -63,6 +65,7 @@ class GenerationRow:
     promoted: bool | None  # None until the promote step has run
     minutes: float  # wall time of the steps finished so far
     step: str  # the last finished step
+    elo: str = ""  # the new champion's ladder Elo ± one standard error, once rated
 
 
 @dataclass(frozen=True)
@@ -110,9 +113,11 @@ def run_generation(settings: LoopSettings, data: Path, generation: int, workers:
     trained = step("train", lambda: train_candidate(settings, generation, pinned, str(data), device))
     candidate = ModelRef(pinned.name, int(trained["candidate"]))
     gate = step("gate", lambda: _gate(settings, data, generation, candidate, pinned, workers, dask_address))
-    step("promote", lambda: _promote(settings, data, generation, candidate, gate, played, trained, start))
+    promoted = step("promote", lambda: _promote(settings, data, generation, candidate, gate, played, trained, start))
     step("calibrate", lambda: {"resign_threshold": next_resign_threshold(
         settings, tuple(played["winner_lows"]), start["resign_threshold"])})
+    step("ladder", lambda: _ladder(settings, data, candidate if promoted["promoted"] else None, workers,
+                                   dask_address))
 
 
 def _resign_threshold(settings: LoopSettings, data: Path, generation: int) -> float:
@@ -163,6 +168,20 @@ def _promote(settings: LoopSettings, data: Path, generation: int, candidate: Mod
     return {"promoted": True, "champion": candidate.version}
 
 
+def _ladder(settings: LoopSettings, data: Path, promoted: ModelRef | None, workers: int | None,
+            dask_address: str | None) -> dict[str, Any]:
+    """The new champion's ladder games and the refit ladder (gate games are rated too); its Elo."""
+    if promoted is None or settings.ladder_opponents == 0:
+        return {"played": False}
+    run = ladder.with_options(task_runner=task_runner(workers, dask_address))
+    table = run(settings.size, str(data), games_per_opponent=settings.ladder_games,
+                opponents=settings.ladder_opponents, sims=settings.sims, player=promoted.uri, komi=settings.komi)
+    mine = next((row for row in table.rows if row.player == promoted.label), None)
+    return {"played": True, "matches": list(table.matches),
+            "elo": None if mine is None else round(mine.elo, 1),
+            "elo_stderr": None if mine is None or mine.stderr is None else round(mine.stderr, 1)}
+
+
 def loop_summary(settings: LoopSettings, data: Path) -> LoopSummary:
     """The loop's generations from its records, and its champion now."""
     current = champion(settings, data)
@@ -181,6 +200,7 @@ def generation_rows(records: list[dict[str, Any]]) -> list[GenerationRow]:
 def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
     start, played = steps.get("start", {}), steps.get("selfplay", {})
     trained, gate, promote = steps.get("train", {}), steps.get("gate"), steps.get("promote")
+    rated = steps.get("ladder", {})
     metrics = trained.get("metrics", {})
     champion_ref = start.get("champion") or {}
     verdict = "" if gate is None else "off" if gate["rule"] == "off" else (
@@ -193,7 +213,8 @@ def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
         candidate=None if "candidate" not in trained else str(trained["candidate"]), gate=verdict,
         promoted=None if promote is None else bool(promote["promoted"]),
         minutes=round(sum(float(s.get("seconds", 0.0)) for s in steps.values()) / 60, 2),
-        step=last[-1] if last else "")
+        step=last[-1] if last else "",
+        elo="" if rated.get("elo") is None else f"{rated['elo']:+.0f} ± {rated.get('elo_stderr') or 0:.0f}")
 
 
 def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,

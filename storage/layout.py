@@ -5,6 +5,7 @@
     <data>/selfplay/gen=<k>/         self-play shards and games (a loop's: <data>/loops/<loop>/selfplay/gen=<k>/)
     <data>/matches/<match-id>/       evaluation games and results
     <data>/checkpoints/<run-id>/     training checkpoints
+    <data>/ratings/                  every game our players played, and the Elo ladder (storage.ratings)
 
 `<data>` is the explicit argument, else ``GOZERO_DATA``, else the per-user data directory the
 platform expects (`default_data_dir`: ``~/.local/share/gozero`` on Linux): never the working
@@ -67,11 +68,27 @@ def selfplay_dir(data: Path, generation: int, run: str = "") -> Path:
     return root / f"gen={int(generation)}"
 
 
+def matches_root(data: Path) -> Path:
+    """Where every match directory lives."""
+    return data / "matches"
+
+
 def match_dir(data: Path, match_id: str) -> Path:
     """Games and results of one evaluation match."""
-    return data / "matches" / safe_name(match_id, "match id")
+    return matches_root(data) / safe_name(match_id, "match id")
+
+
+def data_of_match(match: Path) -> Path | None:
+    """The data dir a match directory lies in (``<data>/matches/<id>``), None if it lies elsewhere."""
+    match = Path(match).resolve()
+    return match.parent.parent if match.parent.name == "matches" else None
 
 
 def checkpoint_dir(data: Path, run_id: str) -> Path:
     """Checkpoints of one training run."""
     return data / "checkpoints" / safe_name(run_id, "run id")
+
+
+def ratings_dir(data: Path) -> Path:
+    """The table of every game our players played, and the ladder fitted from it."""
+    return data / "ratings"

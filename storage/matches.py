@@ -27,6 +27,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from gocore.errors import GozeroError
+from storage import layout
 from storage.atomic import atomic_path, remove_stale_temps, write_bytes, write_json
 from storage.schemas import results_table
 
@@ -98,6 +99,14 @@ def read_settings(match: Path) -> dict[str, Any]:
     if not path.exists():
         raise MatchError(f"{match} holds no match ({SETTINGS} is missing)")
     return json.loads(path.read_text())
+
+
+def match_ids(data: Path, prefix: str = "") -> list[str]:
+    """Ids of the matches begun in the data dir (their match.json written) starting with `prefix`, sorted."""
+    root = layout.matches_root(data)
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.name.startswith(prefix) and (p / SETTINGS).is_file())
 
 
 def finished_games(match: Path) -> set[int]:

@@ -3,7 +3,7 @@
     experiment  gozero-<N>x<N>            one per board size; a training task is one run
     run         params: the flattened config, dataset, code_version; tags: board_size, dataset,
                 code_version; artifacts: config.json, model/ (a storage.checkpoints model dir),
-                plots/curves.png
+                plots/curves.png (a "ladder" run: storage.ratings.log_ladder, plots/ladder.png)
 
 Registering a run's model/ as a model version is storage.registry's part.
 """
@@ -101,6 +101,12 @@ def log_curves(run_id: str, history: Mapping[str, list[tuple[int, float]]], data
     with tempfile.TemporaryDirectory(prefix="gozero-plot-") as temp:
         png = plot_curves(history, Path(temp) / Path(CURVES_ARTIFACT).name)
         client(data).log_artifact(run_id, str(png), str(Path(CURVES_ARTIFACT).parent))
+
+
+@mlflow_errors
+def log_artifact(run_id: str, path: Path, artifact_dir: str, data: Path | None = None) -> None:
+    """Log the file `path` into the run's `artifact_dir` (e.g. ``plots``)."""
+    client(data).log_artifact(run_id, str(path), artifact_dir)
 
 
 @mlflow_errors

@@ -2,8 +2,9 @@
 
 gocore returns numpy columns (`gocore.nn.encode.EncodedRows`, `gocore.search.selfplay`'s
 columns); the builders here (`encoded_rows_table`, `rows_table`, `selfplay_table`,
-`results_table`) turn them into tables of these schemas. Packed planes are ``numpy.packbits`` of the uint8 planes (C, N, N), C
-order, big-endian bits; they are stored as binary values of one fixed width per dataset.
+`results_table`, `ratings_table`) turn them into tables of these schemas. Packed planes are
+``numpy.packbits`` of the uint8 planes (C, N, N), C order, big-endian bits; they are stored as
+binary values of one fixed width per dataset.
 
 SGF datasets (`ROW_SCHEMA`, ``<data>/datasets/<name>/shard-*.parquet``), one row per position
 per symmetry:
@@ -69,6 +70,27 @@ seconds         float32   wall-clock time of the game
 external_score  string    an external engine's ``final_score`` of a two-pass game, else null
 disagreement    bool      true if that score differs from ours; null if not asked
 ==============  ========  =============================================================
+
+The ratings table (`RATINGS_SCHEMA`, ``<data>/ratings/match-<id>.parquet``, storage.ratings),
+one row per game of every finished match, players by their ladder names:
+
+==============  ========  =============================================================
+column          type      meaning
+==============  ========  =============================================================
+match_id        string    the match (``<data>/matches/<match_id>/``)
+game            int32     0-based index in the match; player A is black in even games
+player_a        string    ladder name of player A (``gozero-9x9/3``, ``random``, ``uct-100``,
+                          ``gnugo-1``, ``dir:<name>``, ``gtp:...``), resolved when the match began
+player_b        string    ladder name of player B
+a_color         int8      +1 if player A had black, -1 if white
+a_score         float32   player A's points: 1 win, 0.5 jigo, 0 loss
+result          string    SGF result: ``B+3.5``, ``0``, ``W+R``, ``B+F``, ``W+T``
+reason          string    how the game ended (as in RESULTS_SCHEMA)
+size            int8      board size N
+komi            float32   komi
+sims            int32     simulations per move of network players and a bare ``uct``
+sgf             string    the game's SGF, relative to the data dir
+==============  ========  =============================================================
 """
 
 from __future__ import annotations
@@ -128,6 +150,21 @@ RESULTS_SCHEMA = pa.schema([
     ("seconds", pa.float32()),
     ("external_score", pa.string()),
     ("disagreement", pa.bool_()),
+])
+
+RATINGS_SCHEMA = pa.schema([
+    ("match_id", pa.string()),
+    ("game", pa.int32()),
+    ("player_a", pa.string()),
+    ("player_b", pa.string()),
+    ("a_color", pa.int8()),
+    ("a_score", pa.float32()),
+    ("result", pa.string()),
+    ("reason", pa.string()),
+    ("size", pa.int8()),
+    ("komi", pa.float32()),
+    ("sims", pa.int32()),
+    ("sgf", pa.string()),
 ])
 
 PI_DTYPE = np.dtype("<f2")  # float16 little-endian: 164 bytes per 9x9 row, 724 per 19x19 row
@@ -242,3 +279,10 @@ def results_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
     ordered = sorted(rows, key=lambda row: row["game"])
     return pa.Table.from_pylist([{name: row.get(name) for name in RESULTS_SCHEMA.names} for row in ordered],
                                 schema=RESULTS_SCHEMA)
+
+
+def ratings_table(rows: Iterable[Mapping[str, Any]]) -> pa.Table:
+    """Ratings rows as a table in RATINGS_SCHEMA, sorted by match and game."""
+    ordered = sorted(rows, key=lambda row: (row["match_id"], row["game"]))
+    return pa.Table.from_pylist([{name: row[name] for name in RATINGS_SCHEMA.names} for row in ordered],
+                                schema=RATINGS_SCHEMA)

@@ -3,8 +3,13 @@
 `plan_match` records the settings (storage.matches.begin) and splits the games not yet on disk
 into chunks; `play_games` (mapped over workers) plays one chunk, writing every game as it ends;
 `sprt_decided` says, between waves of chunks, whether an SPRT lets the match stop early;
-`finalize_match` writes results.parquet and then summary.json. The CLI's in-process mode calls
-the same functions (`start_match`, `play_chunk`, `is_decided`, `finish_match`) without Prefect.
+`finalize_match` writes results.parquet and then summary.json, and puts the games into the ratings
+table of the data dir (storage.ratings). The CLI's in-process mode calls the same functions
+(`start_match`, `play_chunk`, `is_decided`, `finish_match`) without Prefect.
+
+Each player's ladder name (`tasks.players.ladder_name`) is resolved when the match begins and
+kept in match.json: ``models:/gozero-9x9@champion`` is recorded as the version it was then, and a
+match whose alias has moved since refuses to go on (it would play another net under the old name).
 
 Players are specs (`tasks.players`): random, uct-N, gnugo-L, gtp:COMMAND, models:/... or a model dir.
 """
@@ -23,8 +28,8 @@ from prefect.cache_policies import NO_CACHE
 from gocore.play.match import RULES, MatchConfig, play_match
 from gocore.play.ratings import SprtConfig, sprt, summarize
 from gocore.rules import sgf
-from storage import matches
-from tasks.players import PlayerSettings, build_player, parse_player
+from storage import layout, matches, ratings
+from tasks.players import PlayerSettings, build_player, ladder_name, parse_player
 
 FAILURES = frozenset({"illegal-move", "timeout", "crash", "error"})  # lost by failing, not by play
 
@@ -66,7 +71,7 @@ def start_match(match_dir: str, settings: MatchSettings, games_per_chunk: int = 
     match = Path(match_dir)
     for spec in (settings.black, settings.white):
         build_player(spec, settings.player_settings(), _data_of(match)).close()  # a bad spec fails once, not per chunk
-    matches.begin(match, settings.to_dict())
+    matches.begin(match, settings.to_dict() | ladder_names(match, settings))
     todo = matches.missing_games(match, settings.games)
     size = max(1, games_per_chunk)
     return [todo[i:i + size] for i in range(0, len(todo), size)]
@@ -83,6 +88,7 @@ def play_chunk(match_dir: str, settings: MatchSettings, indices: list[int],
     todo = sorted(set(indices) - matches.finished_games(match))
     if not todo:  # a resumed chunk: nothing to load or start
         return matches.read_rows(match, indices)
+    _check_ladder_names(match, settings)
     player_a = build_player(settings.black, settings.player_settings(), _data_of(match))
     try:
         player_b = build_player(settings.white, settings.player_settings(), _data_of(match))
@@ -119,9 +125,35 @@ def finish_match(match_dir: str, settings: MatchSettings, gate: float = 0.55,
     match = Path(match_dir)
     rows = [row for row in matches.read_rows(match) if row["game"] < settings.games]
     matches.write_results(match, rows)
+    _record_ratings(match, settings, rows)
     summary = match_summary(match.name, settings, rows, gate, sprt_config)
     matches.write_summary(match, summary)
     return summary
+
+
+def ladder_names(match: Path, settings: MatchSettings) -> dict[str, str]:
+    """``{"ladder_a": ..., "ladder_b": ...}``: the players' ladder names now (aliases resolved)."""
+    data = _data_of(Path(match))
+    return {"ladder_a": ladder_name(settings.black, settings.sims, data),
+            "ladder_b": ladder_name(settings.white, settings.sims, data)}
+
+
+def _check_ladder_names(match: Path, settings: MatchSettings) -> None:
+    """MatchError if a player is no longer who it was when the match began (a moved alias)."""
+    began, now = matches.read_settings(match), ladder_names(match, settings)
+    for key, spec in (("ladder_a", settings.black), ("ladder_b", settings.white)):
+        if began.get(key) != now[key]:
+            raise matches.MatchError(f"{spec} is {now[key]} now but was {began.get(key)} when match {match.name} "
+                                     "began (its alias moved): start another match id")
+
+
+def _record_ratings(match: Path, settings: MatchSettings, rows: list[Mapping[str, Any]]) -> None:
+    """Put the match's games into the ratings table of its data dir (a match elsewhere has none)."""
+    data = layout.data_of_match(match)
+    if data is not None:
+        began = matches.read_settings(match)
+        ratings.write_match(data, ratings.RatedMatch(match.name, began["ladder_a"], began["ladder_b"],
+                                                     settings.config.size, settings.config.komi, settings.sims), rows)
 
 
 def match_summary(match_id: str, settings: MatchSettings, rows: list[Mapping[str, Any]], gate: float,

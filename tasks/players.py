@@ -1,7 +1,8 @@
 """Players by name: the one parser of player specs, and the agents they build.
 
 Every place a player is named (`gozero play`, `gozero gtp --agent`, `gozero evaluate`, the gates
-and ladders of the loops) goes through `parse_player` and `build_player`:
+and ladders of the loops) goes through `parse_player` and `build_player`; `ladder_name` is the
+name the Elo ladder and the ratings table know a player by (and `ladder_spec` the way back):
 
     random                   uniform random legal moves (never fills its own eyes)
     uct | uct-N              UCT with random playouts, N simulations per move (default: sims)
@@ -18,6 +19,7 @@ Nets are loaded once per process (`tasks.models`).
 
 from __future__ import annotations
 
+import re
 import shlex
 import shutil
 from collections.abc import Callable
@@ -37,6 +39,7 @@ DEFAULT_GNUGO_LEVEL = 5
 # (a random player then "beats" GNU Go). Capturing them first makes both counts agree.
 GNUGO_TROMP_TAYLOR = ("--capture-all-dead",)
 KINDS = ("random", "uct", "gnugo", "gtp", "model")
+_REGISTERED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/\d+")  # a ladder name NAME/VERSION
 SPECS_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS, models:/NAME/VERSION or a model dir"
 
 
@@ -113,6 +116,37 @@ def parse_player(spec: str) -> PlayerSpec:
     if spec.startswith("models:/") or "://" in spec or Path(spec).is_dir():
         return PlayerSpec(spec, "model")
     raise PlayerError(f"unknown player {spec!r}: use {SPECS_HELP}")
+
+
+def ladder_name(spec: str, sims: int, data: Path | None = None) -> str:
+    """The player's name on the Elo ladder, which must mean the same player for good: a registered
+    model as ``NAME/VERSION`` (an alias resolved now, since it moves later), ``random``,
+    ``uct-<simulations>`` (a bare uct searches `sims`), ``gnugo-<level>``, a model directory as
+    ``dir:<its name>``; a gtp: spec or another artifact URI is its own name."""
+    parsed = parse_player(spec)
+    if parsed.kind == "uct":
+        return f"uct-{parsed.number or sims}"
+    if parsed.kind == "gnugo":
+        return f"gnugo-{parsed.number or DEFAULT_GNUGO_LEVEL}"
+    if parsed.kind == "model" and spec.startswith("models:/"):
+        from storage import registry
+
+        try:
+            info = registry.describe(*registry.parse_model_uri(spec), data=data)
+        except registry.RegistryError as error:
+            raise PlayerError(str(error)) from error
+        return f"{info.name}/{info.version}"
+    if parsed.kind == "model" and "://" not in spec:
+        return f"dir:{Path(spec).resolve().name}"
+    return spec
+
+
+def ladder_spec(name: str) -> str | None:
+    """A spec that plays the ladder player `name` again (``gozero-9x9/3`` -> ``models:/gozero-9x9/3``);
+    None for a model directory, of which the ladder keeps only the name."""
+    if name.startswith("dir:"):
+        return None
+    return f"models:/{name}" if _REGISTERED.fullmatch(name) else name
 
 
 def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) -> Player:

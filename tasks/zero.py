@@ -59,6 +59,10 @@ class LoopSettings:
     """Resign threshold of generation 1; later generations use the calibrated one."""
     lr: float = 0.01
     """Learning rate of each generation's training (SGD with momentum)."""
+    ladder_opponents: int = 2
+    """After a promotion, the new champion meets this many informative ladder opponents (0: none)."""
+    ladder_games: int = 10
+    """Games against each ladder opponent."""
     seed: int = 0
     """Base seed of self-play, training and gate games."""
 

@@ -1,4 +1,4 @@
-"""Helpers shared by tests: ASCII boards, random legal games, datasets, planted pickles."""
+"""Helpers shared by tests: ASCII boards, random legal games, datasets, planted pickles, tiny registered nets."""
 
 from __future__ import annotations
 
@@ -94,3 +94,20 @@ class Planted:
 
     def __reduce__(self):
         return (plant_marker, (self.marker,))
+
+
+def register_tiny_nets(data: Path, count: int, size: int = 5, champion: int | None = 1) -> None:
+    """Register `count` tiny random dual nets as versions 1..count (generation = version) of
+    gozero-<size>x<size> in `data`'s MLflow store (unset MLFLOW_TRACKING_URI first); promote `champion`."""
+    from gocore.nn.nets import NetConfig, build_net
+    from storage import registry, runs
+    from storage.checkpoints import save_model
+
+    for generation in range(1, count + 1):
+        config = NetConfig(board_size=size, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)
+        model_dir = save_model(data / "nets" / f"gen{generation}", build_net(config).eval(), config.to_dict())
+        with runs.training_run(size, {"net": config}, data=data) as run_id:
+            runs.log_model(run_id, model_dir, data=data)
+        registry.register(run_id, generation=generation, data=data)
+    if champion is not None:
+        registry.promote(registry.model_name(size), champion, "test champion", data=data)

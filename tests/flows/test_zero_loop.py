@@ -23,7 +23,7 @@ from tasks.zero import LoopSettings
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = dict(loop="zero-5x5", size=5, generations=2, games=6, sims=8, gate_games=6, min_window=100,
-                batch_size=16)
+                batch_size=16, ladder_opponents=1, ladder_games=2)
 LOOP_SCRIPT = """
 import os, sys
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
@@ -64,7 +64,8 @@ def test_steps_are_recorded_and_the_table_shows_each_generation(finished: Path):
     rows = generation_rows(loops.read_steps(finished, "zero-5x5"))
     assert [row.generation for row in rows] == [1, 2]
     assert [row.champion for row in rows] == ["gozero-5x5/1", "gozero-5x5/2"]
-    assert all(row.games == 6 and row.rows > 0 and row.promoted and row.step == "calibrate" for row in rows)
+    assert all(row.games == 6 and row.rows > 0 and row.promoted and row.step == "ladder" for row in rows)
+    assert all(row.elo for row in rows)  # each new champion met random on the ladder
     assert all(row.loss is not None and row.gate == "off" for row in rows)
 
 
@@ -136,7 +137,7 @@ def test_a_loop_killed_at_every_step_resumes_to_the_same_end(tmp_path: Path, mon
     finish = start_loop(data)
     assert finish.wait(timeout=600) == 0, finish.stderr.read().decode()[-3000:]
     rows = generation_rows(loops.read_steps(data, "zero-5x5"))
-    assert [row.generation for row in rows] == [1, 2] and all(row.step == "calibrate" for row in rows)
+    assert [row.generation for row in rows] == [1, 2] and all(row.step == "ladder" for row in rows)
     versions = registry.list_versions("gozero-5x5", data)
     assert len(versions) == 3  # generation 0 and one candidate per generation, none twice
     assert sorted(v.tags["generation"] for v in versions) == ["0", "1", "2"]
@@ -144,3 +145,20 @@ def test_a_loop_killed_at_every_step_resumes_to_the_same_end(tmp_path: Path, mon
         ids = [game for path in layout.selfplay_dir(data, generation, "zero-5x5").glob("shard-*.json")
                for game in json.loads(path.read_text())["game_ids"]]
         assert len(ids) == len(set(ids)) == SETTINGS["games"]
+
+
+def test_the_ladder_table_rates_the_loops_champions(finished: Path):
+    from storage import ratings
+
+    players = ratings.read_ladder(finished, 5) or []
+    assert {"random", "gozero-5x5/2", "gozero-5x5/3"} <= {row["player"] for row in players}
+
+
+def test_the_cli_refuses_a_loop_rerun_with_other_settings_in_one_line(finished: Path):
+    from typer.testing import CliRunner
+
+    from flows.cli import app
+
+    result = CliRunner().invoke(app, ["loop", "--loop", "zero-5x5", "--size", "5", "--generations", "2",
+                                      "--data-dir", str(finished)], env={"MLFLOW_TRACKING_URI": ""})
+    assert result.exit_code == 1 and "runs with other" in result.output and "Traceback" not in result.output

@@ -118,3 +118,12 @@ def test_default_match_ids_are_readable_safe_directory_names(black: str, white: 
 
     match_id = matches.default_match_id(black, white)
     assert match_id.startswith(start) and safe_name(match_id) == match_id
+
+
+def test_match_ids_lists_begun_matches_by_prefix(tmp_path: Path):
+    assert matches.match_ids(tmp_path) == []
+    for match_id in ("ladder-a-vs-b", "ladder-a-vs-c", "gate-7"):
+        matches.begin(tmp_path / "matches" / match_id, SETTINGS)
+    (tmp_path / "matches" / "ladder-a-vs-empty").mkdir()  # no match.json: never begun
+    assert matches.match_ids(tmp_path, "ladder-a-vs-") == ["ladder-a-vs-b", "ladder-a-vs-c"]
+    assert len(matches.match_ids(tmp_path)) == 3

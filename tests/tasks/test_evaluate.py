@@ -153,3 +153,44 @@ def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tm
     (tmp_path / "broken").mkdir()
     with pytest.raises(PlayerError, match="cannot load"):
         build_player(str(tmp_path / "broken"), settings().player_settings())
+
+
+def test_a_finished_match_enters_the_ratings_table_once(data_dir: Path, tmp_path: Path):
+    from storage import ratings
+
+    match = str(data_dir / "matches" / "m")
+    for chunk in start_match(match, settings()):
+        play_chunk(match, settings(), chunk)
+    finish_match(match, settings())
+    first = ratings.read_games(data_dir).to_pylist()
+    finish_match(match, settings())  # a retried finalize, or the match resumed with nothing left to play
+    assert ratings.read_games(data_dir).to_pylist() == first
+    assert [(r["player_a"], r["player_b"], r["size"], r["sims"]) for r in first] == [("random", "uct-5", 5, 8)] * 4
+    assert all((data_dir / r["sgf"]).is_file() for r in first)
+    elsewhere = str(tmp_path / "scratch" / "m")  # a match dir outside any data dir has no table
+    for chunk in start_match(elsewhere, settings(games=1)):
+        play_chunk(elsewhere, settings(games=1), chunk)
+    finish_match(elsewhere, settings(games=1))
+    assert not (tmp_path / "ratings").exists() and not (tmp_path / "scratch" / "ratings").exists()
+
+
+def test_an_alias_is_recorded_as_the_version_it_named_when_the_match_began(data_dir: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    from storage import ratings, registry
+    from tests.helpers import register_tiny_nets
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the registry of this data dir
+    register_tiny_nets(data_dir, 2)  # champion: version 1
+    match = str(data_dir / "matches" / "gate")
+    gate = settings("models:/gozero-5x5@champion", "models:/gozero-5x5/2", games=2, sims=2,
+                    config=MatchConfig(size=5, max_moves=12))
+    chunks = start_match(match, gate, games_per_chunk=1)
+    play_chunk(match, gate, chunks[0])
+    registry.promote("gozero-5x5", 2, "the alias moves", data=data_dir)
+    with pytest.raises(matches.MatchError, match="alias moved"):  # would play version 2 as version 1
+        play_chunk(match, gate, chunks[1])
+    finish_match(match, gate)
+    games = ratings.read_games(data_dir).to_pylist()
+    assert [(g["player_a"], g["player_b"]) for g in games] == [("gozero-5x5/1", "gozero-5x5/2")]
+    with pytest.raises(matches.MatchError, match="ladder_a"):  # resuming under the moved alias
+        start_match(match, gate)

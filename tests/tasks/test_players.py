@@ -100,3 +100,17 @@ def test_missing_models_say_where_they_were_looked_for(data_dir: Path, tmp_path:
         load_net("models:/gozero-9x9@champion")
     with pytest.raises(ModelError, match="no such model directory"):
         load_net(str(tmp_path / "nothing-here"))
+
+
+def test_ladder_names_name_the_same_player_for_good_and_lead_back_to_a_spec(tmp_path: Path):
+    from tasks.players import ladder_name, ladder_spec
+
+    names = {spec: ladder_name(spec, 8) for spec in ("random", "uct", "uct-30", "gnugo", "gnugo-1",
+                                                      "gtp:gnugo --mode gtp --level 2")}
+    assert names == {"random": "random", "uct": "uct-8", "uct-30": "uct-30", "gnugo": "gnugo-5",
+                     "gnugo-1": "gnugo-1", "gtp:gnugo --mode gtp --level 2": "gtp:gnugo --mode gtp --level 2"}
+    assert ladder_name(tiny_model(tmp_path / "gen7"), 8) == "dir:gen7"
+    assert [ladder_spec(name) for name in ("gozero-9x9/3", "uct-30", "random", "gtp:x --y", "dir:gen7")] == [
+        "models:/gozero-9x9/3", "uct-30", "random", "gtp:x --y", None]
+    with pytest.raises(PlayerError, match="unknown player"):
+        ladder_name("alphabeta", 8)

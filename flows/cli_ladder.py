@@ -1,0 +1,66 @@
+"""`gozero ladder`: the Elo ladder of a board size, fitted from every game our players played.
+
+By default it only reads: the ratings table (``<data>/ratings/``, filled by every finished match)
+is fitted here and printed, best first. ``--play`` first runs the `ladder` flow (flows/ladder.py):
+the champion (or ``--player``) plays its most informative opponents, then the ladder is refitted,
+written to ladder.json and logged to MLflow. flows/cli.py mounts `ladder` as a command.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from flows.cli_common import DATA_DIR_HELP, console, quiet_prefect, user_errors
+
+if TYPE_CHECKING:  # the real imports wait for the command to run: `gozero --help` stays fast
+    from tasks.ladder import Ladder
+
+
+def ladder(
+    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
+    play: Annotated[bool, typer.Option(help="first play ladder games for the champion (or --player)")] = False,
+    player: Annotated[str | None, typer.Option(help="the player to rate with --play (default: the champion)")] = None,
+    games_per_opponent: Annotated[int, typer.Option(min=1, help="games against each opponent")] = 10,
+    opponents: Annotated[int, typer.Option(min=1, help="opponents the player meets")] = 3,
+    sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
+    workers: Annotated[int | None, typer.Option(min=1, help="game processes with --play (default: cores)")] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --play)")] = False,
+) -> None:
+    """Print the Elo ladder (random = 0) of every player with games on this board size."""
+    quiet_prefect(verbose)
+    from storage import layout
+    from tasks.ladder import Ladder, ladder_rows
+
+    data = layout.data_dir(data_dir)
+    with user_errors():
+        if play:
+            from flows.ladder import run_ladder
+
+            result = run_ladder(size, str(data), workers=workers, games_per_opponent=games_per_opponent,
+                                opponents=opponents, sims=sims, player=player)
+        else:
+            result = Ladder(size, ladder_rows(data, size))
+    if not result.rows:
+        console.print(f"no rated games on {size}x{size} yet in {data}: play some (gozero ladder --play, "
+                      "gozero evaluate A random)", soft_wrap=True)
+        return
+    console.print(ladder_table(result))
+
+
+def ladder_table(result: Ladder) -> Table:
+    """The ladder as a rich table, best first."""
+    from flows.ladder import ladder_cells
+
+    played = f", {len(result.matches)} ladder matches this run" if result.matches else ""
+    table = Table(title=f"Elo ladder {result.size}x{result.size} (random = 0){played}")
+    cells = [ladder_cells(row) for row in result.rows]
+    for column in cells[0]:
+        table.add_column(column, justify="left" if column == "player" else "right")
+    for row in cells:
+        table.add_row(*row.values())
+    return table
