@@ -121,6 +121,16 @@ def promote(name: str, version: int, reason: str, evidence: Mapping[str, Any] | 
 
 
 @mlflow_errors
+def tag_version(name: str, version: int, tags: Mapping[str, Any], data: Path | None = None) -> None:
+    """Set (or overwrite) tags on one version, e.g. its ladder Elo once it is rated."""
+    if clashes := sorted(RESERVED_TAGS & set(tags)):
+        raise RegistryError(f"tags {clashes} are reserved version tags; rename them")
+    store = client(data)
+    for key, value in tags.items():
+        store.set_model_version_tag(name, str(int(version)), key, str(value))
+
+
+@mlflow_errors
 def list_models(board_size: int | None = None, data: Path | None = None) -> list[str]:
     """Names of the registered gozero models (of one board size if given), sorted."""
     names = _model_names(client(data))

@@ -58,6 +58,7 @@ def test_every_generation_is_promoted_with_its_evidence(finished: Path, monkeypa
     assert list(versions[3].aliases) == ["champion"] and versions[3].tags["generation"] == "2"
     assert versions[3].tags["gate_rule"] == "off" and versions[3].tags["previous_champion"] == "2"
     assert int(versions[3].tags["selfplay_games"]) == 6 and int(versions[3].tags["window_rows"]) > 0
+    assert float(versions[3].tags["elo"]) == float(versions[3].tags["elo"]) and int(versions[3].tags["elo_games"]) > 0
 
 
 def test_steps_are_recorded_and_the_table_shows_each_generation(finished: Path):
