@@ -105,7 +105,7 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
             if size is not None and size != board_size:
                 raise _fail(f"{spec} plays {board_size}x{board_size} only, not --size {size}")
             size = board_size
-        settings = PlayerSettings(size=size or 9, komi=komi, sims=sims, sample_opening=False)
+        settings = PlayerSettings(size=size or 9, komi=komi, sims=sims, sample_opening=False, resign_threshold=-0.9)
         return build_player(spec, settings, data_dir)
     except GozeroError as error:
         hint = "" if agent else f" (or play without a model: --agent {SPECS_HELP})"

@@ -76,6 +76,10 @@ class PlayerSettings:
     sample_opening: bool = True
     """Nets sample their opening moves by visit count (matches: else every game repeats); False
     plays the most visited move from the start (GTP: a GUI expects the engine's best move)."""
+    resign_threshold: float | None = None
+    """Nets resign below this root value (two own moves in a row); None plays every game out, as
+    matches do: a young net's values are too unreliable to lose games on (it resigned 17 of 20
+    games it was losing on paper against the random player)."""
 
 
 @dataclass
@@ -205,8 +209,8 @@ def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Pla
         return Player(spec, "policy", lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed), board_size=size)
     if family != "dual":
         raise PlayerError(f"{spec} is a {family} net, which cannot choose moves by itself")
-    # MATCH: no noise, resigns below -0.9; matches sample their first moves so games differ.
-    config = mcts.MATCH.replace(simulations=settings.sims)
+    # MATCH: no noise, tau -> 0; matches sample their first moves so games differ.
+    config = mcts.MATCH.replace(simulations=settings.sims, resign_threshold=settings.resign_threshold)
     if settings.sample_opening:
         config = config.replace(temperature_moves=None)  # the default: about N*N/12 sampled moves
     return Player(spec, f"alphazero-{settings.sims}", lambda seed: AlphaZeroAgent(evaluator, config, seed=seed),

@@ -80,6 +80,9 @@ def test_gtp_style_settings_play_the_most_visited_move_from_the_start(tmp_path: 
     sampled = build_player(model, SETTINGS).make(0).config
     greedy = build_player(model, PlayerSettings(size=5, sims=8, sample_opening=False)).make(0).config
     assert sampled.temperature_moves is None and greedy.temperature_moves == 0
+    assert sampled.resign_threshold is None  # matches play every game out
+    resigning = build_player(model, PlayerSettings(size=5, sims=8, resign_threshold=-0.9)).make(0).config
+    assert resigning.resign_threshold == -0.9
 
 
 def test_load_net_reads_a_model_directory_and_reloads_it_when_saved_again(tmp_path: Path):
