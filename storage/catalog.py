@@ -11,7 +11,9 @@ A *source string* is one of
   - ``data:PATH``: the local path PATH under the data dir (``data:inbox`` is ``<data>/inbox``), resolved
     when the source is fetched, so a deployment names a folder without knowing where the data dir is.
     PATH is relative and stays inside the data dir. ``resolve_source(text, data)`` takes the data dir;
-    without it, ``storage.layout.data_dir()`` ($GOZERO_DATA, else the per-user default).
+    without it, ``storage.layout.data_dir()`` ($GOZERO_DATA, else the per-user default). Note:
+    ``storage.download.fetch_source`` does not pass its data dir yet, so an explicit ``--data-dir``
+    (or the flow's ``data_dir``) is not used for ``data:PATH``; $GOZERO_DATA is.
 
 | name          | period                       | games                                       | internet |
 |---------------|------------------------------|---------------------------------------------|----------|
@@ -209,7 +211,10 @@ def resolve_source(text: str, data: Path | None = None, *, now: datetime | None 
     if scheme == "file":
         return _resolve_local(Path(url2pathname(urlparse(text).path)), text)
     if text.startswith(DATA_PREFIX):
-        return _resolve_local(data_path(text, data), text)
+        path = data_path(text, data)
+        if not path.exists():
+            raise CatalogError("not-found", f"{text!r} is {path}, which does not exist")
+        return _resolve_local(path, text)
     if _looks_like_catalog(text):
         entry, period = parse_catalog_source(text)
         return ResolvedSource(name=entry.name, remote=tuple(catalog_files(entry, period, now=now)))

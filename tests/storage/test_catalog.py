@@ -160,3 +160,5 @@ def test_bad_data_sources_raise_a_clear_error(tmp_path: Path, text: str, reason:
     with pytest.raises(CatalogError) as error:
         resolve_source(text, tmp_path)
     assert error.value.reason == reason
+    if reason == "not-found":
+        assert str(tmp_path / "missing") in str(error.value)
