@@ -2,9 +2,18 @@
 
 A *source string* is one of
   - a catalog name with an optional period: ``cgos-9x9:2023-01..2023-06``, ``cwi-9x9``, ``kgs:2019-04``,
-    ``kgs:2010..2012``, ``kgs-4d:2015`` (a period is ``YYYY-MM``, ``YYYY``, or ``A..B`` of either);
+    ``kgs:2010..2012``, ``kgs-4d:2015`` (a period is ``YYYY-MM``, ``YYYY``, or ``A..B`` of either), or
+    ``last-N-months``: the N whole months before the current one, in UTC, read when the source is
+    expanded or resolved (on 2026-03-15, ``cgos-9x9:last-12-months`` is ``2025-03..2026-02``), so a
+    monthly schedule fetches a moving window;
   - an ``http(s)://`` URL of an archive or SGF file;
-  - a ``file://`` URL or a local path: an archive, an ``.sgf``/``.sgfs`` file, or a folder of them.
+  - a ``file://`` URL or a local path: an archive, an ``.sgf``/``.sgfs`` file, or a folder of them;
+  - ``data:PATH``: the local path PATH under the data dir (``data:inbox`` is ``<data>/inbox``), resolved
+    when the source is fetched, so a deployment names a folder without knowing where the data dir is.
+    PATH is relative and stays inside the data dir. ``resolve_source(text, data)`` takes the data dir;
+    without it, ``storage.layout.data_dir()`` ($GOZERO_DATA, else the per-user default). Note:
+    ``storage.download.fetch_source`` does not pass its data dir yet, so an explicit ``--data-dir``
+    (or the flow's ``data_dir``) is not used for ``data:PATH``; $GOZERO_DATA is.
 
 | name          | period                       | games                                       | internet |
 |---------------|------------------------------|---------------------------------------------|----------|
@@ -15,6 +24,9 @@ A *source string* is one of
 | `kgs`         | 2016-01..2019-04, 2001..2015 | KGS 19x19, a 7d+ or two 6d+ players         | yes      |
 | `kgs-4d`      | 2007..2015                   | KGS 19x19, both players 4d+ (yearly)        | yes      |
 | path/file://  | -                            | your own folder, archive, .sgf or .sgfs     | no       |
+| `data:PATH`   | -                            | a folder or file under the data dir         | no       |
+
+A monthly period can also be ``last-N-months`` (for `cgos-9x9`; `kgs` lists no recent months).
 
 URLs and file names come from public download scripts; none was fetched while this was written (the
 build machine has no internet), and ``CatalogEntry.verified`` says what was checked for each. No
@@ -27,15 +39,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from gocore.errors import GozeroError
-from storage.layout import safe_name
+from storage.layout import data_dir, safe_name
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
 _YEAR = re.compile(r"^(\d{4})$")
+_LAST_MONTHS = re.compile(r"^last-(\d{1,3})-months?$")
+DATA_PREFIX = "data:"
+"""``data:PATH`` is PATH under the data dir."""
 _CATALOG_FORM = re.compile(r"^[a-z0-9][a-z0-9-]*(:[^/\\]*)?$")
 _UNSAFE_LABEL_CHARS = re.compile(r"[^A-Za-z0-9._=-]+")
 
@@ -184,37 +200,57 @@ CATALOG: dict[str, CatalogEntry] = {entry.name: entry for entry in (
 )}
 
 
-def resolve_source(text: str) -> ResolvedSource:
-    """What `text` (catalog name[:period], http(s)/file URL, local path) fetches; else CatalogError."""
+def resolve_source(text: str, data: Path | None = None, *, now: datetime | None = None) -> ResolvedSource:
+    """What `text` (catalog name[:period], http(s)/file URL, local path, ``data:PATH``) fetches; else
+    CatalogError. `data` is the data dir of ``data:PATH`` (default `storage.layout.data_dir()`);
+    `now` the time ``last-N-months`` counts back from (default: the current UTC time)."""
     text = text.strip()
     scheme = urlparse(text).scheme.lower()
     if scheme in {"http", "https"}:
         return _resolve_url(text)
     if scheme == "file":
         return _resolve_local(Path(url2pathname(urlparse(text).path)), text)
+    if text.startswith(DATA_PREFIX):
+        path = data_path(text, data)
+        if not path.exists():
+            raise CatalogError("not-found", f"{text!r} is {path}, which does not exist")
+        return _resolve_local(path, text)
     if _looks_like_catalog(text):
         entry, period = parse_catalog_source(text)
-        return ResolvedSource(name=entry.name, remote=tuple(catalog_files(entry, period)))
+        return ResolvedSource(name=entry.name, remote=tuple(catalog_files(entry, period, now=now)))
     return _resolve_local(Path(text).expanduser(), text)
 
 
-def expand_sources(texts: Iterable[str]) -> list[str]:
-    """One source string per archive (``cgos-9x9:2023-01..2023-03`` → 3), in order, no duplicates."""
+def data_path(text: str, data: Path | None = None) -> Path:
+    """The path a ``data:PATH`` source names: PATH under `data` (default `storage.layout.data_dir()`)."""
+    relative = text.strip()[len(DATA_PREFIX):].strip()
+    parts = PurePosixPath(relative.replace("\\", "/")).parts
+    if not parts or parts[0] == "/" or ".." in parts or re.match(r"^[A-Za-z]:", relative):
+        raise CatalogError("bad-data-path", f"{text!r}: data:PATH takes a relative path inside the data dir, "
+                                            "like data:inbox")
+    return data_dir(data).joinpath(*parts)
+
+
+def expand_sources(texts: Iterable[str], *, now: datetime | None = None) -> list[str]:
+    """One source string per archive (``cgos-9x9:2023-01..2023-03`` → 3), in order, no duplicates;
+    ``last-N-months`` becomes N months counted back from `now` (default: the current UTC time)."""
     units: dict[str, None] = {}
     for text in texts:
-        units.update(dict.fromkeys(expand_source(text)))
+        units.update(dict.fromkeys(expand_source(text, now=now)))
     return list(units)
 
 
-def expand_source(text: str) -> list[str]:
-    """One source string per archive of `text`; non-catalog sources are returned as they are."""
+def expand_source(text: str, *, now: datetime | None = None) -> list[str]:
+    """One source string per archive of `text`; non-catalog sources (``data:PATH`` too) are returned as
+    they are."""
     text = text.strip()
-    if urlparse(text).scheme.lower() in {"http", "https", "file"} or not _looks_like_catalog(text):
+    if (urlparse(text).scheme.lower() in {"http", "https", "file"} or text.startswith(DATA_PREFIX)
+            or not _looks_like_catalog(text)):
         return [text]
     entry, period = parse_catalog_source(text)
     if entry.is_single_file:
         return [entry.name]
-    return [f"{entry.name}:{key}" for key in _period_keys(entry, period)]
+    return [f"{entry.name}:{key}" for key in _period_keys(entry, period, now)]
 
 
 def parse_catalog_source(text: str) -> tuple[CatalogEntry, str | None]:
@@ -228,13 +264,13 @@ def parse_catalog_source(text: str) -> tuple[CatalogEntry, str | None]:
     return entry, (period.strip() or None)
 
 
-def catalog_files(entry: CatalogEntry, period: str | None) -> list[RemoteFile]:
-    """The files behind `entry` for `period` (``YYYY-MM``, ``YYYY``, ``A..B``, or None)."""
+def catalog_files(entry: CatalogEntry, period: str | None, *, now: datetime | None = None) -> list[RemoteFile]:
+    """The files behind `entry` for `period` (``YYYY-MM``, ``YYYY``, ``A..B``, ``last-N-months``, or None)."""
     if entry.is_single_file:
         if period is not None:
             raise CatalogError("bad-period", f"{entry.name} is a single archive; drop ':{period}'")
         return [_remote_file(entry, entry.url)]
-    return [_remote_file(entry, _url_for(entry, key)) for key in _period_keys(entry, period)]
+    return [_remote_file(entry, _url_for(entry, key)) for key in _period_keys(entry, period, now)]
 
 
 def label_from_name(name: str, fallback: str = "source") -> str:
@@ -285,11 +321,11 @@ def _url_for(entry: CatalogEntry, key: str) -> str:
     return entry.url.format(file=entry.periods[key])
 
 
-def _period_keys(entry: CatalogEntry, period: str | None) -> list[str]:
+def _period_keys(entry: CatalogEntry, period: str | None, now: datetime | None = None) -> list[str]:
     if period is None:
         raise CatalogError("missing-period", f"{entry.name} needs a period, e.g. {entry.name}:"
                                              f"{_example_period(entry)}")
-    keys = _parse_period(entry.name, period)
+    keys = _parse_period(entry.name, period, now)
     if entry.is_monthly_pattern:
         keys = [month for key in keys for month in _months_of(key)]
         _check_first_month(entry, keys)
@@ -301,7 +337,10 @@ def _period_keys(entry: CatalogEntry, period: str | None) -> list[str]:
     return keys
 
 
-def _parse_period(name: str, period: str) -> list[str]:
+def _parse_period(name: str, period: str, now: datetime | None = None) -> list[str]:
+    last = _LAST_MONTHS.match(period.strip())
+    if last:
+        return _last_months(name, int(last.group(1)), now)
     start, dots, end = period.partition("..")
     start, end = start.strip(), (end.strip() if dots else start.strip())
     if _MONTH.match(start) and _MONTH.match(end):
@@ -309,8 +348,19 @@ def _parse_period(name: str, period: str) -> list[str]:
     if _YEAR.match(start) and _YEAR.match(end):
         _check_order(name, start, end)
         return [str(year) for year in range(int(start), int(end) + 1)]
-    raise CatalogError("bad-period", f"{name}:{period}: a period is YYYY-MM, YYYY, or a range "
-                                     "like 2023-01..2023-06 or 2010..2012")
+    raise CatalogError("bad-period", f"{name}:{period}: a period is YYYY-MM, YYYY, a range "
+                                     "like 2023-01..2023-06 or 2010..2012, or last-N-months")
+
+
+def _last_months(name: str, count: int, now: datetime | None) -> list[str]:
+    """The `count` whole months before the month of `now` (UTC), oldest first."""
+    if count < 1:
+        raise CatalogError("bad-period", f"{name}:last-{count}-months: N must be at least 1")
+    now = datetime.now(UTC) if now is None else now
+    if now.tzinfo is not None:
+        now = now.astimezone(UTC)
+    current = now.year * 12 + now.month - 1
+    return [f"{index // 12:04d}-{index % 12 + 1:02d}" for index in range(current - count, current)]
 
 
 def _month_range(name: str, start: str, end: str) -> list[str]:
@@ -350,5 +400,5 @@ def _known_periods(entry: CatalogEntry) -> str:
 
 def _example_period(entry: CatalogEntry) -> str:
     if entry.is_monthly_pattern:
-        return "2023-01 or 2023-01..2023-06"
+        return "2023-01, 2023-01..2023-06 or last-12-months"
     return max(entry.periods)

@@ -1,26 +1,29 @@
-"""prefect.yaml against a real Prefect server and process worker: deploy, run, dataset on disk.
+"""README.md's Deployments block against a real Prefect server and process worker.
 
-The one test here costs ~30-60 s (server start, deploy, a worker run), the price of checking that
-the deployments users create with `prefect deploy --all` really run.
+The block is taken from README.md and run as written, by bash, from the checkout: server, work
+pool, `prefect deploy --all` of prefect.yaml, a process worker, and a `--watch`ed run of
+`ingest/local-folder`; the only change is a free port instead of 4200. The walkthrough's self-play
+games, which the block copies into `<data>/inbox`, are stood in for by 4 random games. Costs ~30-60 s
+(server start, deploy, a worker run): the price of checking that what users type really runs.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from gocore.play.match import play_game
 from gocore.rules import sgf, sgf_read
 from gocore.search.agents import RandomAgent
+from tests.test_readme import readme_blocks
 
 REPO = Path(__file__).resolve().parents[2]
-PREFECT = str(Path(sys.executable).with_name("prefect"))
+README_PORT = "127.0.0.1:4200"
 
 
 def free_port() -> int:
@@ -29,61 +32,70 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def prefect(env: dict[str, str], *args: str, timeout: float = 180) -> str:
-    done = subprocess.run([PREFECT, *args], env=env, cwd=REPO, capture_output=True, text=True, timeout=timeout)
-    assert done.returncode == 0, f"prefect {' '.join(args)} failed:\n{done.stdout}\n{done.stderr}"
-    return done.stdout
+def readme_deployment_script(port: int) -> str:
+    """The README's Deployments block (marked ``# needs: server``), on `port` instead of 4200."""
+    blocks = [block for block in readme_blocks() if block.heading.startswith("Deployments")
+              and (block.needs or "").startswith("server")]
+    assert len(blocks) == 1, "README.md's Deployments section must have one '# needs: server' block"
+    script = blocks[0].script()
+    assert README_PORT in script and "prefect server start" in script
+    return script.replace(README_PORT, f"127.0.0.1:{port}")
 
 
-def wait_healthy(url: str, server: subprocess.Popen, seconds: float = 120) -> None:
-    import urllib.request
-
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        assert server.poll() is None, "prefect server exited"
+def stop_group(pgid: int, seconds: float = 30) -> None:
+    """SIGTERM every process the script left running (server, worker), then SIGKILL stragglers."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            with urllib.request.urlopen(f"{url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(1)
-    pytest.fail("prefect server did not become healthy")
+            os.killpg(pgid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.5)
 
 
-@pytest.fixture
-def server_env(tmp_path: Path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    port = free_port()
-    env.update(PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
-               PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="true", GOZERO_HOME=str(REPO),
-               GOZERO_DATA=str(tmp_path / "data"), PATH=f"{Path(sys.executable).parent}:{env['PATH']}")
-    server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        wait_healthy(env["PREFECT_API_URL"], server)
-        yield env
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-
-
-def test_the_local_folder_deployment_runs_on_a_process_worker(server_env, tmp_path):
-    inbox = Path(server_env["GOZERO_DATA"]) / "inbox"
-    inbox.mkdir(parents=True)
-    for i in range(4):
+def write_games(folder: Path, count: int) -> int:
+    """`count` random 9x9 games as SGF in `folder`; returns their total number of moves."""
+    folder.mkdir(parents=True)
+    moves = 0
+    for i in range(count):
         game = play_game(RandomAgent(seed=i), RandomAgent(seed=100 + i), size=9, max_moves=60)
         record = sgf.GameRecord(size=9, komi=7.5, moves=game.moves, winner=game.winner, result=game.result)
-        (inbox / f"g{i}.sgf").write_text(sgf.write(record))
-    moves = sum(len(sgf_read.read_games((inbox / f"g{i}.sgf").read_text())[0].moves) for i in range(4))
+        (folder / f"g{i}.sgf").write_text(sgf.write(record))
+        moves += len(sgf_read.read_games((folder / f"g{i}.sgf").read_text())[0].moves)
+    return moves
 
-    prefect(server_env, "work-pool", "create", "gozero-local", "--type", "process")
-    prefect(server_env, "--no-prompt", "deploy", "--all")
-    assert "ingest/local-folder" in prefect(server_env, "deployment", "ls")
-    prefect(server_env, "deployment", "run", "ingest/local-folder")
-    prefect(server_env, "worker", "start", "--pool", "gozero-local", "--run-once", timeout=300)
+
+def test_the_readme_deployments_block_runs_local_folder_on_a_process_worker(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    moves = write_games(data / "selfplay" / "gen=0" / "games", 4)  # what the walkthrough's self-play left
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GOZERO_", "MLFLOW_"))}
+    env.update(PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_API_PORT=str(port),
+               PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="true", GOZERO_DATA=str(data),
+               PYTHONPATH=str(REPO),  # this checkout's code, even if the venv's editable install is another's
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")  # the venv, as if activated
+    script = readme_deployment_script(port)
+    log = tmp_path / "script.log"
+    with log.open("w") as out:
+        shell = subprocess.Popen(["bash", "-c", "set -eo pipefail\n" + script], cwd=REPO, env=env,
+                                 stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                 start_new_session=True)
+    try:
+        code = shell.wait(timeout=420)
+    except subprocess.TimeoutExpired:
+        code = None
+    finally:
+        stop_group(shell.pid)
+    assert code == 0, f"README Deployments block {'timed out' if code is None else f'exited {code}'}:\n" \
+                      f"--- script\n{script}--- output\n{log.read_text()[-6000:]}"
 
     from storage import datasets
 
-    dataset = Path(server_env["GOZERO_DATA"]) / "datasets" / "inbox"
-    manifest = datasets.read_manifest(dataset)
+    manifest = datasets.read_manifest(data / "datasets" / "inbox")
+    assert manifest["sources"] == ["data:inbox"]
     assert manifest["games_accepted"] == 4 and manifest["rows"] == moves * 8

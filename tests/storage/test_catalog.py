@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,62 @@ def test_label_from_name_makes_directory_safe_names() -> None:
     assert label_from_name("KGS 2019 (all).tar.bz2") == "KGS-2019-all-.tar.bz2"
     assert label_from_name("..") == "source"
     assert label_from_name("a..b") == "a.b"
+
+
+MID_MARCH_2026 = datetime(2026, 3, 15, 12, 0, tzinfo=UTC)
+
+
+def test_last_n_months_are_the_whole_months_before_now_in_utc() -> None:
+    months = expand_sources(["cgos-9x9:last-12-months"], now=MID_MARCH_2026)
+    assert months == expand_sources(["cgos-9x9:2025-03..2026-02"])
+    assert expand_sources(["cgos-9x9:last-1-month"], now=datetime(2026, 1, 1, tzinfo=UTC)) == [
+        "cgos-9x9:2025-12"]
+    # 23:30 on 31 January in UTC-5 is already February in UTC: January counts as a whole month.
+    late_january = datetime(2026, 1, 31, 23, 30, tzinfo=timezone(timedelta(hours=-5)))
+    assert expand_sources(["cgos-9x9:last-2-months"], now=late_january) == [
+        "cgos-9x9:2025-12", "cgos-9x9:2026-01"]
+
+
+def test_last_n_months_resolve_to_files_and_keep_the_catalog_rules() -> None:
+    urls = [file.url for file in resolve_source("cgos-9x9:last-3-months", now=MID_MARCH_2026).remote]
+    assert urls == [CGOS.format(m) for m in ("2025_12", "2026_01", "2026_02")]
+    with pytest.raises(CatalogError, match="start at 2015-11") as error:
+        resolve_source("cgos-9x9:last-12-months", now=datetime(2016, 3, 1, tzinfo=UTC))
+    assert error.value.reason == "unknown-period"
+    with pytest.raises(CatalogError, match="at least 1"):
+        resolve_source("cgos-9x9:last-0-months", now=MID_MARCH_2026)
+    with pytest.raises(CatalogError, match="pass the URL"):
+        resolve_source("kgs:last-2-months", now=MID_MARCH_2026)
+
+
+def test_last_n_months_default_to_the_current_utc_month() -> None:
+    now = datetime.now(UTC)
+    previous = (now.year * 12 + now.month - 2)
+    assert expand_sources(["cgos-9x9:last-1-month"]) == [f"cgos-9x9:{previous // 12:04d}-{previous % 12 + 1:02d}"]
+
+
+def test_data_sources_are_paths_under_the_data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inbox = tmp_path / "data" / "inbox"
+    inbox.mkdir(parents=True)
+    resolved = resolve_source("data:inbox", tmp_path / "data")
+    assert resolved.local == (inbox.resolve(),) and resolved.name == "inbox"
+    assert not resolved.needs_internet
+    monkeypatch.setenv("GOZERO_DATA", str(tmp_path / "data"))  # no data dir given: $GOZERO_DATA
+    assert resolve_source("data:inbox") == resolved
+    nested = tmp_path / "data" / "selfplay" / "gen=0" / "games"
+    nested.mkdir(parents=True)
+    assert resolve_source("data:selfplay/gen=0/games").local == (nested.resolve(),)
+    # Expanded as they are: the data dir is read when the source is fetched, not when it is listed.
+    assert expand_sources(["data:inbox", "data:inbox"]) == ["data:inbox"]
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("data:", "bad-data-path"), ("data:/etc", "bad-data-path"), ("data:../outside", "bad-data-path"),
+    ("data:inbox/../../x", "bad-data-path"), ("data:missing", "not-found"),
+])
+def test_bad_data_sources_raise_a_clear_error(tmp_path: Path, text: str, reason: str) -> None:
+    with pytest.raises(CatalogError) as error:
+        resolve_source(text, tmp_path)
+    assert error.value.reason == reason
+    if reason == "not-found":
+        assert str(tmp_path / "missing") in str(error.value)
