@@ -34,6 +34,8 @@ def loop(
     gate_games: Annotated[int, typer.Option(min=2, help="most games a gate plays")] = 400,
     window_generations: Annotated[int | None, typer.Option(min=1, help="train on the last K generations "
                                                            "(default: a row window growing with the data)")] = None,
+    ladder_opponents: Annotated[int, typer.Option(min=0, help="ladder opponents of each new champion (0: none)")] = 2,
+    ladder_games: Annotated[int, typer.Option(min=1, help="games against each ladder opponent")] = 10,
     name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
@@ -48,7 +50,8 @@ def loop(
     try:
         settings = LoopSettings(loop=name or f"zero-{size}x{size}", size=size, generations=generations, games=games,
                                 sims=sims, preset=preset, gate=gate, gate_games=gate_games,
-                                window_generations=window_generations)
+                                window_generations=window_generations, ladder_opponents=ladder_opponents,
+                                ladder_games=ladder_games)
     except ValueError as error:
         raise fail(str(error)) from None
     summary = run_live(settings, data_dir, workers, dask_address, device)

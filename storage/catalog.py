@@ -11,9 +11,8 @@ A *source string* is one of
   - ``data:PATH``: the local path PATH under the data dir (``data:inbox`` is ``<data>/inbox``), resolved
     when the source is fetched, so a deployment names a folder without knowing where the data dir is.
     PATH is relative and stays inside the data dir. ``resolve_source(text, data)`` takes the data dir;
-    without it, ``storage.layout.data_dir()`` ($GOZERO_DATA, else the per-user default). Note:
-    ``storage.download.fetch_source`` does not pass its data dir yet, so an explicit ``--data-dir``
-    (or the flow's ``data_dir``) is not used for ``data:PATH``; $GOZERO_DATA is.
+    without it, ``storage.layout.data_dir()`` ($GOZERO_DATA, else the per-user default);
+    ``storage.download.fetch_source`` passes the data dir it fetches into.
 
 | name          | period                       | games                                       | internet |
 |---------------|------------------------------|---------------------------------------------|----------|

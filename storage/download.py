@@ -137,7 +137,7 @@ class SourceResult:
 def fetch_source(source: str, data: Path, *, config: DownloadConfig | None = None,
                  limits: ExtractLimits | None = None, progress: ProgressFn | None = None) -> SourceResult:
     """Download (if remote) and extract one source string into ``<data>/raw/<name>/``."""
-    resolved = resolve_source(source)
+    resolved = resolve_source(source, data)
     raw = raw_dir(data, resolved.name)
     raw.mkdir(parents=True, exist_ok=True)
     downloads: list[Downloaded] = []
