@@ -110,8 +110,8 @@ def generations_table(loop_name: str, rows: list[GenerationRow]) -> Table:
 def run(
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     generations: Annotated[int, typer.Option(min=1, help="generations of the loop")] = 4,
-    games: Annotated[int, typer.Option(min=1, help="self-play games per generation")] = 120,
-    sims: Annotated[int, typer.Option(min=1, help="simulations per move")] = 24,
+    games: Annotated[int, typer.Option(min=1, help="self-play games per generation")] = 200,
+    sims: Annotated[int, typer.Option(min=1, help="simulations per move")] = 16,
     eval_games: Annotated[int, typer.Option(min=2, help="games of the champion against generation 0")] = 40,
     random_games: Annotated[int, typer.Option(min=0, help="games of the champion and of generation 0 "
                                               "against random (they anchor the ladder)")] = 10,
@@ -125,8 +125,11 @@ def run(
     from storage import layout
     from tasks.zero import LoopSettings, loop_version
 
+    # Tuned on 2 cores (README, "The AlphaGo Zero loop"): every candidate promoted (a gate would
+    # cost as much as a generation), every row kept, each sampled about 3 times, a high lr.
     settings = LoopSettings(loop="run-9x9", size=9, generations=generations, games=games, sims=sims,
-                            preset="tiny", gate="off", min_window=10_000, lr=0.02, ladder_opponents=0)
+                            preset="tiny", gate="off", min_window=100_000, replay=3.0, lr=0.03,
+                            resign_threshold=-0.95, ladder_opponents=0)
     data = layout.data_dir(data_dir)
     with prefect_api():  # one Prefect API for the loop and the matches after it
         summary = run_live(settings, data, workers, None, "auto")

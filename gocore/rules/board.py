@@ -227,6 +227,18 @@ def own_eye_mask(position: Position, color: int | None = None) -> np.ndarray:
     return batch.eye_mask(position._state, position.size, _code(mover))
 
 
+def candidate_moves(position: Position, sensible: bool = True) -> np.ndarray:
+    """bool[N*N+1]: the moves a search considers. Every legal move; with `sensible`, while the
+    opponent has not just passed, only those that fill no one-point eye of the mover and no pass
+    (unless nothing else is left): the random player's rule, which an untrained net lacks."""
+    legal = position.legal_moves()
+    if not sensible or position.passes > 0:
+        return legal
+    candidates = legal & ~own_eye_mask(position)
+    candidates[-1] = False
+    return candidates if candidates.any() else legal
+
+
 def random_playouts(start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:
     """Tromp-Taylor scores (black - white - komi), float64 (count,), of uniform random playouts.
 

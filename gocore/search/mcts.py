@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gocore.rules.board import Position, random_playouts, result_text
+from gocore.rules.board import Position, candidate_moves, random_playouts, result_text
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -73,6 +73,9 @@ class MCTSConfig:
     """AlphaGo's lambda: leaf value (1 - lambda) * v + lambda * z_rollout; 0 = AlphaGo Zero."""
     reuse_tree: bool = True
     """Keep the subtree of the move played (its statistics) for the next search."""
+    sensible_moves: bool = True
+    """Search `board.candidate_moves` (no own-eye filling, no early pass) rather than every legal
+    move, as pure AlphaGo Zero does: on 2 CPU cores its first nets then learned nothing (README)."""
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
@@ -268,7 +271,7 @@ class BatchedSearch:
         values = self._mix_rollouts([leaf for _, leaf in batch], values)
         for (g, leaf), prior, value in zip(batch, priors, values):
             leaf.is_pending = False
-            leaf.expand(leaf.position.legal_moves(), prior)
+            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves), prior)
             leaf.value = float(value)
             if leaf.parent is None and self.config.noise:
                 self._add_noise(leaf)

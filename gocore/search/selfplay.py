@@ -145,13 +145,14 @@ def winner_low(game: SearchedGame) -> float | None:
 
 
 def calibrate_resign_threshold(winner_lows: Sequence[float], false_rate: float = 0.05,
-                               bounds: tuple[float, float] = (-1.0, -0.5)) -> float | None:
+                               bounds: tuple[float, float] = (-1.0, -0.9)) -> float | None:
     """The resign threshold at which at most `false_rate` of the no-resign games would have been
     resigned by their eventual winner (AlphaGo Zero's rule), within `bounds`; None without games.
 
     A player resigns when its values fall *below* the threshold, so the threshold is the largest
     value with at most `false_rate` of the lows under it. The upper bound keeps a young net, whose
-    values mean little, from resigning games it could still win."""
+    values mean little, from resigning games it could still win (with -0.5 the tuning runs' nets
+    resigned most games and learned nothing)."""
     if not winner_lows:
         return None
     lows = np.sort(np.asarray(winner_lows, dtype=float))

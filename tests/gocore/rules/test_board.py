@@ -721,3 +721,21 @@ def test_replay_moves_refuses_an_off_board_move_with_its_index() -> None:
     with pytest.raises(IllegalMove) as caught:
         replay_moves(Position.initial(9), [40, 41, 82, 42])
     assert caught.value.index == 2 and caught.value.reason == "off-board"
+
+
+def test_candidate_moves_keep_own_eyes_and_pass_until_the_opponent_passes():
+    from gocore.rules.board import candidate_moves
+
+    position = position_from_ascii("""
+        . X . . .
+        X X . . .
+        . . . . .
+        . . . . .
+        . . . . .
+    """, to_play=1)
+    legal, sensible = position.legal_moves(), candidate_moves(position)
+    assert legal[0] and not sensible[0]  # A5 is black's own one-point eye
+    assert legal[-1] and not sensible[-1]  # no pass while there is something else to do
+    assert (candidate_moves(position, sensible=False) == legal).all()
+    after_pass = position.play(12).play(25)  # black plays the centre, white passes
+    assert candidate_moves(after_pass)[-1] and candidate_moves(after_pass)[0]  # now every legal move

@@ -118,6 +118,6 @@ def test_the_resign_threshold_keeps_false_resignations_at_five_percent():
     lows = [-0.99 + 0.01 * i for i in range(100)]  # -0.99 .. 0.0
     threshold = calibrate_resign_threshold(lows, false_rate=0.05, bounds=(-1.0, 1.0))
     assert sum(low < threshold for low in lows) == 5
-    assert calibrate_resign_threshold([0.1] * 100) == -0.5  # confident winners: never above the bound
+    assert calibrate_resign_threshold([0.1] * 100) == -0.9  # confident winners: never above the bound
     assert calibrate_resign_threshold([-0.999] * 3 + [0.5] * 10) == -0.999  # too few games to allow any
     assert calibrate_resign_threshold([]) is None
