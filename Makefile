@@ -33,6 +33,8 @@ bench: install
 	$(BIN)/python -m benchmarks.ingest
 	$(BIN)/python -m benchmarks.train
 	$(BIN)/python -m benchmarks.selfplay
+	$(BIN)/python -m benchmarks.contention
+	$(BIN)/python -m benchmarks.loop
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

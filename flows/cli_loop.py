@@ -86,6 +86,7 @@ def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None,
             stop.set()
             thread.join()
             live.update(table(), refresh=True)
+    console.print()
     return summary
 
 
@@ -185,6 +186,6 @@ def print_next_steps(data: Path, model_name: str) -> None:
                  f"  {Path(sys.executable).with_name('mlflow')} ui --backend-store-uri sqlite:///{data}/mlflow.db "
                  f"--default-artifact-root {data}/mlartifacts --host 127.0.0.1   # http://127.0.0.1:5000",
                  f"  {gozero} loop --generations 10 --data-dir {data}   # go on learning",
-                 f"  engine for Sabaki / GoGui / KaTrain: {gozero} gtp --model models:/{model_name}@champion "
+                 f"  engine for Sabaki or GoGui: {gozero} gtp --model models:/{model_name}@champion "
                  f"--sims 200 --data-dir {data}"):
         console.print(line, soft_wrap=True, highlight=False)
