@@ -1,4 +1,4 @@
-"""`gozero gtp`: play over GTP v2 on stdin/stdout (Sabaki, GoGui, KaTrain, GNU Go) with a model or an agent.
+"""`gozero gtp`: play over GTP v2 on stdin/stdout (Sabaki, GoGui, GNU Go) with a model or an agent.
 
 A typer command that flows/cli.py mounts with ``app.command()(gtp)``. GUIs start engines often, so
 startup stays light: torch, MLflow and the search are imported only for a model. The engine itself
