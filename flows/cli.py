@@ -50,11 +50,11 @@ def play(
     from gocore.play.match import play_game
     from gocore.rules.coords import to_gtp
     from storage.layout import data_dir as resolve_data_dir
-    from tasks.players import PlayerSettings, build_player, parse_player
+    from tasks.players import PlayerSettings, build_player, has_net
 
     settings = PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False)
     with user_errors():
-        if any(parse_player(spec).kind == "model" for spec in (black, white)):
+        if has_net((black, white)):
             use_threads(threads)
         sides = [build_player(spec, settings, resolve_data_dir(data_dir)) for spec in (black, white)]
     console.print(f"[bold]{black}[/] (black) vs [bold]{white}[/] (white), {size}x{size}, komi {komi:g}")

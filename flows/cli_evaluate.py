@@ -56,7 +56,7 @@ def evaluate(
     from gocore.play.ratings import SprtConfig
     from storage import layout, matches
     from tasks.evaluate import MatchSettings
-    from tasks.players import build_player, parse_player
+    from tasks.players import build_player, has_net
 
     settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed), gtp_timeout)
     match_id = match_id or matches.default_match_id(black, white)
@@ -66,7 +66,7 @@ def evaluate(
     except ValueError as error:
         raise fail(str(error)) from None
     with user_errors():
-        if any(parse_player(spec).kind == "model" for spec in (black, white)) and not workers:
+        if has_net((black, white)) and not workers:
             use_threads(threads)
         match = layout.match_dir(data, match_id)
         for spec in (black, white):  # a bad spec fails now, before any server or engine starts

@@ -29,7 +29,7 @@ from gocore.play.match import RULES, MatchConfig, play_match
 from gocore.play.ratings import SprtConfig, sprt, summarize
 from gocore.rules import sgf
 from storage import layout, matches, ratings
-from tasks.players import PlayerSettings, build_player, ladder_name, parse_player
+from tasks.players import PlayerSettings, build_player, has_net, ladder_name
 
 FAILURES = frozenset({"illegal-move", "timeout", "crash", "error"})  # lost by failing, not by play
 
@@ -194,7 +194,7 @@ def plan_match(match_dir: str, settings: MatchSettings, games_per_chunk: int = 2
 def play_games(indices: list[int], match_dir: str, settings: MatchSettings) -> list[dict[str, Any]]:
     """Play one chunk of games (skipping those on disk); returns their results rows. A net plays on
     one torch thread: the pool's workers share the cores."""
-    if any(parse_player(spec).kind == "model" for spec in (settings.black, settings.white)):
+    if has_net((settings.black, settings.white)):
         from gocore.nn.device import set_threads
 
         set_threads(1)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import shlex
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -151,6 +151,11 @@ def ladder_spec(name: str) -> str | None:
     if name.startswith("dir:"):
         return None
     return f"models:/{name}" if _REGISTERED.fullmatch(name) else name
+
+
+def has_net(specs: Iterable[str]) -> bool:
+    """True if any of `specs` names a net (then torch runs, and its threads are worth choosing)."""
+    return any(parse_player(spec).kind == "model" for spec in specs)
 
 
 def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) -> Player:

@@ -148,18 +148,17 @@ def _register_random_net(settings: LoopSettings, data: Path) -> ModelRef:
 
 def training_window(settings: LoopSettings, data: Path, generation: int) -> tuple[DatasetFacts, int]:
     """(the window of recent self-play to train generation `generation` on, the new rows in it)."""
-    newest = selfplay_facts(data, [generation], settings.loop)
+    rows = {g: selfplay_facts(data, [g], settings.loop).rows for g in range(1, generation + 1)}  # sidecars read once
     if settings.window_generations:
-        first = max(1, generation - settings.window_generations + 1)
-        return selfplay_facts(data, list(range(first, generation + 1)), settings.loop), newest.rows
-    total = sum(selfplay_facts(data, [g], settings.loop).rows for g in range(1, generation + 1))
-    target, chosen, rows = window_rows(total, settings.min_window), [], 0
-    for g in range(generation, 0, -1):  # newest first, until the window is full
-        chosen.append(g)
-        rows += selfplay_facts(data, [g], settings.loop).rows
-        if rows >= target:
-            break
-    return selfplay_facts(data, sorted(chosen), settings.loop), newest.rows
+        chosen = list(range(max(1, generation - settings.window_generations + 1), generation + 1))
+    else:
+        target, chosen, kept = window_rows(sum(rows.values()), settings.min_window), [], 0
+        for g in range(generation, 0, -1):  # newest first, until the window is full
+            chosen.append(g)
+            kept += rows[g]
+            if kept >= target:
+                break
+    return selfplay_facts(data, sorted(chosen), settings.loop), rows[generation]
 
 
 @task(cache_policy=NO_CACHE, tags=["gpu"])

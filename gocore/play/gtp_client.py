@@ -299,9 +299,10 @@ class GtpClient:
         """Play `move` (pass = size*size) for `color` (+1 black, -1 white); GtpError if refused."""
         self.send(f"play {color_letter(color)} {to_gtp(move, size)}")
 
-    def genmove(self, color: int, size: int) -> int | None:
-        """The engine's move for `color`, played on its board; pass = size*size, None = resign."""
-        vertex = self.send(f"genmove {color_letter(color)}")
+    def genmove(self, color: int, size: int, command: str = "genmove") -> int | None:
+        """The engine's move for `color`, played on its board; pass = size*size, None = resign.
+        `command` may be a variant with the same answer, e.g. ``kgs-genmove_cleanup``."""
+        vertex = self.send(f"{command} {color_letter(color)}")
         if vertex.lower() == "resign":
             return None
         return from_gtp(vertex, size)

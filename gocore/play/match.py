@@ -34,9 +34,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gocore.play.gtp_client import GtpClient, GtpEngineDied, GtpTimeout, color_letter, parse_score
+from gocore.play.gtp_client import GtpClient, GtpEngineDied, GtpTimeout, parse_score
 from gocore.rules.board import IllegalMove, Position
-from gocore.rules.coords import from_gtp
 from gocore.rules.sgf import GameRecord
 from gocore.search.agents import RESIGN, Agent
 
@@ -215,11 +214,8 @@ class GtpAgent:
     def select_move(self, position: Position) -> int:
         """The engine's ``genmove`` for the side to move (``kgs-genmove_cleanup`` in a cleanup
         phase, if the engine has it); RESIGN if it resigns."""
-        engine = self._engine()
-        if self._cleanup and self._knows_cleanup():
-            vertex = engine.send(f"kgs-genmove_cleanup {color_letter(position.to_play)}")
-            return RESIGN if vertex.lower() == "resign" else from_gtp(vertex, position.size)
-        move = engine.genmove(position.to_play, position.size)
+        command = "kgs-genmove_cleanup" if self._cleanup and self._knows_cleanup() else "genmove"
+        move = self._engine().genmove(position.to_play, position.size, command)
         return RESIGN if move is None else move
 
     def set_cleanup(self, on: bool) -> None:
