@@ -124,13 +124,9 @@ def run(
     quiet_prefect(verbose)
     from flows.runtime import prefect_api
     from storage import layout
-    from tasks.zero import LoopSettings, loop_version
+    from tasks.zero import loop_version, main_job_settings
 
-    # Tuned on 2 cores (README, "The AlphaGo Zero loop"): every candidate promoted (a gate would
-    # cost as much as a generation), every row kept, each sampled about 3 times, a high lr.
-    settings = LoopSettings(loop="run-9x9", size=9, generations=generations, games=games, sims=sims,
-                            preset="tiny", gate="off", min_window=100_000, replay=3.0, lr=0.03,
-                            resign_threshold=-0.95, ladder_opponents=0)
+    settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)
     with prefect_api():  # one Prefect API for the loop and the matches after it
         summary = run_live(settings, data, workers, None, "auto")

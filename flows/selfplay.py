@@ -29,6 +29,7 @@ from prefect.artifacts import (
 from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, results_as_completed, task_runner
 from storage import layout
 from storage import selfplay as selfplay_files
+from tasks.models import local_model
 from tasks.selfplay import BatchResult, GameCounts, SelfPlaySettings, selfplay_games
 
 
@@ -72,7 +73,8 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     data = layout.data_dir(data_dir)
     selfplay_files.clean_partial(data, generation, run)  # before any task writes there
     settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
-                                resign_threshold=resign_threshold, run=run)
+                                resign_threshold=resign_threshold, run=run,
+                                local_model=local_model(model, data))  # workers: no MLflow import
     batches = plan_batches(games, games_per_task or default_games_per_task(games, None), seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
     progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),

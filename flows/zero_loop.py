@@ -89,10 +89,16 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
         print(f"loop {settings.loop}: generation 0 is {first.label}")
         for generation in range(1, settings.generations + 1):
             run_generation(settings, data, generation, workers, dask_address, device)
+            publish_table(settings, data)  # a new version of the table after each generation
+    return loop_summary(settings, data)
+
+
+def publish_table(settings: LoopSettings, data: Path) -> None:
+    """The loop's generations so far as a Prefect table artifact (one version per call)."""
     summary = loop_summary(settings, data)
     create_table_artifact([asdict(row) for row in summary.generations], key=artifact_key("loop", settings.loop),
-                          description=f"generations of loop {settings.loop}")
-    return summary
+                          description=f"generations of loop {settings.loop}, after generation "
+                                      f"{summary.generations[-1].generation if summary.generations else 0}")
 
 
 def run_generation(settings: LoopSettings, data: Path, generation: int, workers: int | None,
@@ -160,7 +166,8 @@ def _promote(settings: LoopSettings, data: Path, generation: int, candidate: Mod
     """Promote a candidate that passed, with the evidence as version tags; else keep the champion."""
     if not gate["passed"]:
         return {"promoted": False, "champion": start["champion"]["version"]}
-    evidence = {"loop": settings.loop, "gate_games": gate["games"],
+    spent = loop_spend(loops.read_steps(data, settings.loop), generation)
+    evidence = {"loop": settings.loop, "gate_games": gate["games"], **spent,
                 "gate_win_rate": gate["win_rate"], "gate_rule": gate["rule"], "gate_elo": gate.get("elo"),
                 "selfplay_games": played["games"], "window_rows": trained["window_rows"],
                 "resign_threshold": start["resign_threshold"]}
@@ -183,6 +190,15 @@ def _ladder(settings: LoopSettings, data: Path, promoted: ModelRef | None, worke
     return {"played": True, "matches": list(table.matches),
             "elo": None if mine is None else round(mine.elo, 1),
             "elo_stderr": None if mine is None or mine.stderr is None else round(mine.stderr, 1)}
+
+
+def loop_spend(records: list[dict[str, Any]], generation: int) -> dict[str, Any]:
+    """What the loop has spent on learning up to `generation` (its recorded steps but the ladder's,
+    which only measure): self-play games and wall minutes, the x axes of its learning curves
+    (version tags ``selfplay_games_total``, ``loop_minutes``)."""
+    mine = [r for r in records if int(r["generation"]) <= generation and r["step"] != "ladder"]
+    return {"selfplay_games_total": sum(int(r.get("games", 0)) for r in mine if r["step"] == "selfplay"),
+            "loop_minutes": round(sum(float(r.get("seconds", 0.0)) for r in mine) / 60, 2)}
 
 
 def loop_summary(settings: LoopSettings, data: Path) -> LoopSummary:

@@ -144,6 +144,19 @@ def load_model(path: Path, build: Callable[[dict[str, Any]], nn.Module]) -> tupl
     return module.eval(), config
 
 
+def load_model_checked(label: str, path: Path,
+                       build: Callable[[dict[str, Any]], nn.Module]) -> tuple[nn.Module, dict[str, Any]]:
+    """`load_model`, with every refusal (unsafe pickle, damage, unbuildable config) one CheckpointError
+    whose reason names `label` (the URI the user gave) rather than `path` (perhaps a temp copy)."""
+    try:
+        return load_model(path, build)
+    except CheckpointError as error:
+        where = "" if error.path == path else f"{error.path.name}: "
+        raise CheckpointError(path, f"cannot load {label}: {where}{error.reason}") from error
+    except (ValueError, KeyError, TypeError) as error:  # `build` refusing the stored config
+        raise CheckpointError(path, f"cannot load {label}: its config builds no net ({error})") from error
+
+
 # ---------------------------------------------------------------- training state
 
 def save_training_checkpoint(path: Path, model_state: Mapping[str, torch.Tensor],

@@ -89,6 +89,11 @@ def checkpoint_dir(data: Path, run_id: str) -> Path:
     return data / "checkpoints" / safe_name(run_id, "run id")
 
 
+def model_cache_dir(data: Path, name: str, version: int, run_id: str) -> Path:
+    """A registered model version copied from a remote artifact store (`storage.registry.local_copy`)."""
+    return data / "models" / "cache" / safe_name(name, "model name") / f"v{int(version)}-{safe_name(run_id or 'norun', 'run id')}"
+
+
 def ratings_dir(data: Path) -> Path:
     """The table of every game our players played, and the ladder fitted from it."""
     return data / "ratings"

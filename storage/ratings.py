@@ -64,6 +64,8 @@ class GenerationElo:
     """Elo relative to the random player (0)."""
     stderr: float | None
     """One standard error of `elo`."""
+    selfplay_games: int | None = None
+    """Self-play games played before it was promoted (a loop champion), else None."""
 
 
 def match_file(data: Path, match_id: str) -> Path:
@@ -135,20 +137,26 @@ def log_ladder(size: int, points: Sequence[GenerationElo], params: Mapping[str, 
 
 
 def plot_ladder(points: Sequence[GenerationElo], path: Path, title: str = "") -> Path:
-    """Draw Elo against generation with 95 % error bars into the PNG `path`; returns it."""
+    """Draw Elo against generation with 95 % error bars into the PNG `path`, and beside it Elo
+    against self-play games when some points know theirs; returns `path`."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
 
     ordered = sorted(points, key=lambda p: p.generation)
-    figure = Figure(figsize=(6, 3.5), layout="constrained")
+    by_games = sorted((p for p in ordered if p.selfplay_games is not None), key=lambda p: p.selfplay_games or 0)
+    figure = Figure(figsize=(11 if by_games else 6, 3.5), layout="constrained")
     FigureCanvasAgg(figure)  # Agg without pyplot: no global backend state, safe in worker threads
-    axes = figure.add_subplot(1, 1, 1, title=f"Elo vs generation {title}".strip(), xlabel="generation",
-                              ylabel="Elo (random = 0)")
-    axes.errorbar([p.generation for p in ordered], [p.elo for p in ordered],
-                  yerr=[1.96 * (p.stderr or 0.0) for p in ordered], marker="o", capsize=3)
-    axes.xaxis.set_major_locator(MaxNLocator(integer=True))
-    axes.grid(alpha=0.3)
+    panels = [("generation", ordered, [p.generation for p in ordered])]
+    if by_games:
+        panels.append(("self-play games", by_games, [p.selfplay_games for p in by_games]))
+    for index, (label, shown, xs) in enumerate(panels):
+        axes = figure.add_subplot(1, len(panels), index + 1, title=f"Elo vs {label} {title}".strip(),
+                                  xlabel=label, ylabel="Elo (random = 0)")
+        axes.errorbar(xs, [p.elo for p in shown], yerr=[1.96 * (p.stderr or 0.0) for p in shown],
+                      marker="o", capsize=3)
+        axes.xaxis.set_major_locator(MaxNLocator(integer=True))
+        axes.grid(alpha=0.3)
     with atomic_path(Path(path)) as temp:
         figure.savefig(temp, format="png", dpi=100)
     return Path(path)

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import os
 import re
 import tempfile
+import urllib.parse
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,6 +32,8 @@ from typing import TYPE_CHECKING, Any
 from mlflow import MlflowClient
 from mlflow.exceptions import MlflowException
 
+from storage import layout
+from storage.layout import data_dir
 from storage.mlflow_store import RegistryError, client, code_version, first_line, mlflow_errors, tracking_uri
 from storage.runs import MODEL_ARTIFACT, RunSummary, experiment_name, run_summary
 
@@ -177,16 +181,29 @@ def load(uri: str | Path, build: Callable[[dict[str, Any]], nn.Module],
 
 def _load_dir(uri: str, path: Path,
               build: Callable[[dict[str, Any]], nn.Module]) -> tuple[nn.Module, dict[str, Any]]:
-    """load_model, with every refusal (unsafe pickle, damage, unbuildable config) one RegistryError."""
-    from storage.checkpoints import CheckpointError, load_model
+    from storage.checkpoints import CheckpointError, load_model_checked
 
     try:
-        return load_model(path, build)
+        return load_model_checked(uri, path, build)
     except CheckpointError as error:
-        where = "" if error.path == path else f"{error.path.name}: "  # a temp dir's path means nothing
-        raise RegistryError(f"cannot load {uri}: {where}{error.reason}") from error
-    except (ValueError, KeyError, TypeError) as error:  # `build` refusing the stored config
-        raise RegistryError(f"cannot load {uri}: its config builds no net ({error})") from error
+        raise RegistryError(error.reason) from error
+
+
+def local_copy(uri: str, data: Path | None = None) -> tuple[Path, str]:
+    """(a local model directory, ``NAME/VERSION``) for ``models:/...``: the artifact directory itself
+    when the store keeps artifacts on this file system, else a copy under the data dir's model cache
+    (made once per version). Processes that load from it need no MLflow (self-play workers)."""
+    info = describe(*parse_model_uri(uri), data=data)
+    label = f"{info.name}/{info.version}"
+    parsed = urllib.parse.urlparse(info.source)
+    if parsed.scheme in ("", "file") and Path(urllib.parse.unquote(parsed.path)).is_dir():
+        return Path(urllib.parse.unquote(parsed.path)), label
+    cached = layout.model_cache_dir(data_dir(data), info.name, info.version, info.run.run_id if info.run else "")
+    if not cached.is_dir():
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix=".download-", dir=cached.parent) as temp:
+            os.replace(_download(uri, info.source, Path(temp), data), cached)  # whole, or not at all
+    return cached, label
 
 
 def _download(uri: str, source: str, temp: Path, data: Path | None) -> Path:

@@ -71,6 +71,8 @@ class Generation:
     """Its ``generation`` tag, else its version number."""
     was_champion: bool
     """It holds or held the alias ``champion``."""
+    selfplay_games: int | None = None
+    """Self-play games its loop had played when it was promoted (tag ``selfplay_games_total``)."""
 
 
 @dataclass(frozen=True)
@@ -89,6 +91,8 @@ class LadderRow:
     """Points in those games (wins + jigo / 2)."""
     generation: int | None
     """A registered model's generation (tag ``generation``, else its version); None for others."""
+    selfplay_games: int | None = None
+    """A loop champion's self-play games behind it (`Generation.selfplay_games`)."""
 
 
 @dataclass(frozen=True)
@@ -120,9 +124,10 @@ def generations(size: int, data: Path) -> dict[str, Generation]:
         versions = registry.list_versions(registry.model_name(size), data)
     except registry.RegistryError:  # no such model yet
         return {}
-    return {f"{v.name}/{v.version}": Generation(int(v.tags.get("generation", v.version)),
-                                                registry.CHAMPION in v.aliases or "promoted_at" in v.tags)
-            for v in versions}
+    return {f"{v.name}/{v.version}": Generation(
+        int(v.tags.get("generation", v.version)), registry.CHAMPION in v.aliases or "promoted_at" in v.tags,
+        int(v.tags["selfplay_games_total"]) if v.tags.get("selfplay_games_total", "").isdigit() else None)
+        for v in versions}
 
 
 def champion(size: int, data: Path) -> str | None:
@@ -203,7 +208,8 @@ def ladder_rows(data: Path, size: int, rated: list[Rating] | None = None) -> tup
     rated = fit(data, size) if rated is None else rated
     versions = generations(size, data)
     return tuple(LadderRow(r.player, r.elo, r.stderr, r.games, r.score,
-                           versions[r.player].number if r.player in versions else None) for r in rated)
+                           versions[r.player].number if r.player in versions else None,
+                           versions[r.player].selfplay_games if r.player in versions else None) for r in rated)
 
 
 def publish(data: Path, settings: LadderSettings, rated: list[Rating], played: tuple[str, ...] = ()) -> Ladder:
@@ -211,7 +217,8 @@ def publish(data: Path, settings: LadderSettings, rated: list[Rating], played: t
     "ladder" run with Elo per generation and its plot."""
     rows = ladder_rows(data, settings.size, rated)
     ratings.write_ladder(data, settings.size, [asdict(row) for row in rows])
-    points = [ratings.GenerationElo(row.generation, row.elo, row.stderr) for row in rows if row.generation is not None]
+    points = [ratings.GenerationElo(row.generation, row.elo, row.stderr, row.selfplay_games)
+              for row in rows if row.generation is not None]
     run = None
     if points:
         params = {"players": len(rows), "games": sum(r.games for r in rows) // 2, **asdict(settings)}

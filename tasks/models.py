@@ -46,21 +46,27 @@ def load_net(uri: str | Path, data_dir: str | Path | None = None) -> GoNet:
 
 def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedModel:
     """`load_net` with the version it resolved to (for self-play rows and match records)."""
-    from storage import registry
+    text, data = str(uri), None if data_dir is None else str(data_dir)
+    if text.startswith("models:/") or "://" in text:
+        return _load_registered(text, data)
     from storage.checkpoints import CONFIG_FILE
 
-    text, data = str(uri), None if data_dir is None else str(data_dir)
+    path = Path(text)
+    if not path.is_dir():
+        raise ModelError(f"no such model directory: {path.resolve()} (and not a models:/ URI)")
+    config = path / CONFIG_FILE
+    stamp = config.stat().st_mtime_ns if config.exists() else None  # re-saved in place: reload
+    return LoadedModel(_cached_net(text, data, stamp), str(path.resolve()))
+
+
+def _load_registered(text: str, data: str | None) -> LoadedModel:
+    from storage import registry
+
     try:
         if text.startswith("models:/"):  # resolve the alias now, cache the version's net
             info = registry.describe(*registry.parse_model_uri(text), data=_path(data))
             return LoadedModel(_cached_net(info.uri, data, None), f"{info.name}/{info.version}")
-        path = Path(text)
-        if "://" not in text and not path.is_dir():
-            raise ModelError(f"no such model directory: {path.resolve()} (and not a models:/ URI)")
-        config = path / CONFIG_FILE
-        stamp = config.stat().st_mtime_ns if config.exists() else None  # re-saved in place: reload
-        label = str(path.resolve()) if path.is_dir() else text
-        return LoadedModel(_cached_net(text, data, stamp), label)
+        return LoadedModel(_cached_net(text, data, None), text)
     except (registry.RegistryError, OSError) as error:
         raise ModelError(f"{error} (model registry: {registry.tracking_uri(_path(data))}, "
                          f"data dir {layout.data_dir(_path(data))})") from error
@@ -77,9 +83,31 @@ def default_model_uri(board_size: int, family: str = "dual") -> str:
 def _cached_net(uri: str, data: str | None, stamp: int | None) -> GoNet:
     """The net `uri` names, built once per process; `stamp` only keys the cache."""
     from gocore.nn.nets import build_net
+
+    if not uri.startswith("models:/") and "://" not in uri:  # a directory: no MLflow in this process
+        from storage.checkpoints import CheckpointError, load_model_checked
+
+        try:
+            return load_model_checked(uri, Path(uri), build_net)[0]
+        except CheckpointError as error:
+            raise ModelError(error.reason) from error
     from storage import registry
 
     return registry.load(uri, build_net, _path(data))[0]
+
+
+def local_model(uri: str, data_dir: str | Path | None = None) -> tuple[str, str] | None:
+    """(local model directory, version label) a ``models:/`` URI resolves to now, for workers that
+    should load it without MLflow (`storage.registry.local_copy`); None for anything else."""
+    if not str(uri).startswith("models:/"):
+        return None
+    from storage import registry
+
+    try:
+        path, label = registry.local_copy(str(uri), _path(None if data_dir is None else str(data_dir)))
+    except (registry.RegistryError, OSError) as error:
+        raise ModelError(f"{error} (model registry: {registry.tracking_uri(_path(data_dir))})") from error
+    return str(path), label
 
 
 def _path(data: str | None) -> Path | None:

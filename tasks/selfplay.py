@@ -59,6 +59,8 @@ class SelfPlaySettings:
     resign_threshold: float | None = -0.9  # resign below this root value; None never
     torch_threads: int | None = 1  # torch threads per task (pool workers share the cores); not recorded
     run: str = ""  # a loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout)
+    local_model: tuple[str, str] | None = None  # (directory, version label) `model` resolved to by the
+    # flow (tasks.models.local_model): workers load it from there without MLflow; not recorded
 
     def recorded(self, games: int) -> dict[str, Any]:
         """What a batch's sidecar keeps of these settings; a rerun of the batch must match it."""
@@ -122,9 +124,13 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
     done = finished_batch(data, generation, seed, settings.recorded(games), settings.run)
     if done is not None:
         return done
+    from gocore.nn.device import return_large_buffers
+
     started = time.perf_counter()
+    return_large_buffers()  # a worker's memory stays near what one batch needs (gocore.nn.device)
     with _torch_threads(settings.torch_threads):
-        evaluator, model_version, net_encoder = load_evaluator(settings.model, settings.size, str(data))
+        evaluator, model_version, net_encoder = load_evaluator(settings.model, settings.size, str(data),
+                                                               settings.local_model)
         search = SELFPLAY.replace(simulations=settings.sims, max_moves=settings.max_moves,
                                   resign_threshold=settings.resign_threshold)
         config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
@@ -166,22 +172,24 @@ def _result(sidecar: Mapping[str, Any], skipped: bool) -> BatchResult:
                        winner_lows=tuple(float(v) for v in sidecar.get("winner_lows", ())))
 
 
-def load_evaluator(model_uri: str, size: int, data_dir: str | None) -> tuple[Evaluator, str, str | None]:
-    """(evaluator, model version label, the net's encoder or None) for a model URI, dir or ``uniform``."""
+def load_evaluator(model_uri: str, size: int, data_dir: str | None,
+                   local: tuple[str, str] | None = None) -> tuple[Evaluator, str, str | None]:
+    """(evaluator, model version label, the net's encoder or None) for a model URI, dir or ``uniform``;
+    `local`: the (directory, label) the URI was resolved to, read instead of asking the registry."""
     from gocore.nn.inference import NetEvaluator, UniformEvaluator
 
     if model_uri == UNIFORM:
         return UniformEvaluator(), UNIFORM, None
     try:
-        loaded = load_model(model_uri, data_dir)
+        loaded = load_model(model_uri if local is None else local[0], data_dir)
     except ModelError as error:
         raise SelfPlayError(str(error)) from error
-    net = loaded.net
+    net, version = loaded.net, loaded.version if local is None else local[1]
     if net.config.board_size != size:
         raise SelfPlayError(f"{model_uri} plays {net.config.board_size}x{net.config.board_size}, "
                             f"not {size}x{size}")
     evaluator = NetEvaluator(net)
-    return evaluator, loaded.version, evaluator.encoder
+    return evaluator, version, evaluator.encoder
 
 
 @contextlib.contextmanager

@@ -143,3 +143,25 @@ def _move(item: Any, device: torch.device, asynchronous: bool) -> Any:
     if isinstance(item, (list, tuple)):
         return type(item)(_move(value, device, asynchronous) for value in item)
     return item
+
+
+_M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
+
+
+def return_large_buffers(threshold: int = 64 * 1024) -> bool:
+    """Make glibc map every allocation of `threshold` bytes or more on its own and unmap it when
+    freed (Linux/glibc; elsewhere nothing happens, and False is returned).
+
+    Inference allocates activations of a few MB per batch. glibc's default raises its mmap threshold
+    after the first such buffer is freed and keeps later ones in the heap, which then only grows:
+    a self-play worker's resident memory crept up by ~90 MB over 30 lockstep games, ~50 MB with this.
+    """
+    import ctypes
+    import ctypes.util
+
+    name = ctypes.util.find_library("c")
+    try:
+        libc = ctypes.CDLL(name) if name else None
+        return bool(libc is not None and hasattr(libc, "mallopt") and libc.mallopt(_M_MMAP_THRESHOLD, threshold))
+    except OSError:
+        return False

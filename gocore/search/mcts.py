@@ -27,6 +27,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -127,16 +128,17 @@ class Node:
         "illegal",
         "is_pending",
         "move",
-        "parent",
+        "_parent",
         "position",
         "prior",
         "terminal_value",
         "value",
         "visits",
+        "__weakref__",
     )
 
     def __init__(self, position: Position, parent: Node | None, move: int, terminal_value: float | None):
-        self.position, self.parent, self.move = position, parent, move
+        self.position, self.parent, self.move = position, parent, move  # parent: a weak reference
         self.children: dict[int, Node] = {}
         self.visits = 0.0  # own evaluation + children's N (+ virtual losses in flight)
         self.value = 0.0  # this node's leaf evaluation, side to move's view
@@ -144,6 +146,21 @@ class Node:
         self.is_pending = False  # waiting in this round's batch
         self.prior: np.ndarray | None = None  # (N*N+1,) network priors; None = not expanded
         self.child_P = self.child_N = self.child_W = self.illegal = None  # (N*N+1,) each
+
+    @property
+    def parent(self) -> Node | None:
+        """The node this one was reached from; None at the root (or once the old root is gone).
+
+        Held weakly, so a tree has no reference cycles: when the root moves on (`advance`), the
+        rest of the old tree is freed at once by reference counting. With strong parent links each
+        tree was a cycle left to the full garbage collection, which the long-lived objects of torch,
+        MLflow and Prefect make rare: a self-play worker kept hundreds of MB of dead trees.
+        """
+        return None if self._parent is None else self._parent()
+
+    @parent.setter
+    def parent(self, node: Node | None) -> None:
+        self._parent = None if node is None else weakref.ref(node)
 
     def expand(self, legal: np.ndarray, prior: np.ndarray) -> None:
         """Attach priors over the legal moves (renormalised there; uniform if they vanish)."""

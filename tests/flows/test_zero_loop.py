@@ -59,6 +59,22 @@ def test_every_generation_is_promoted_with_its_evidence(finished: Path, monkeypa
     assert versions[3].tags["gate_rule"] == "off" and versions[3].tags["previous_champion"] == "2"
     assert int(versions[3].tags["selfplay_games"]) == 6 and int(versions[3].tags["window_rows"]) > 0
     assert float(versions[3].tags["elo"]) == float(versions[3].tags["elo"]) and int(versions[3].tags["elo_games"]) > 0
+    # what the loop had spent when each was promoted: the x axes of the learning curves
+    assert [int(versions[v].tags["selfplay_games_total"]) for v in (2, 3)] == [6, 12]
+    assert 0 < float(versions[2].tags["loop_minutes"]) <= float(versions[3].tags["loop_minutes"])
+
+
+def test_each_generation_publishes_a_version_of_the_loop_table(finished: Path):
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+    from flows.runtime import artifact_key
+
+    wanted = ArtifactFilter(key=ArtifactFilterKey(any_=[artifact_key("loop", "zero-5x5")]))
+    with get_client(sync_client=True) as client:
+        versions = client.read_artifacts(artifact_filter=wanted)
+    assert len(versions) == 2  # one after each generation
+    assert sorted(len(version.data) for version in versions) == [1, 2]  # generation 1, then 1 and 2
 
 
 def test_steps_are_recorded_and_the_table_shows_each_generation(finished: Path):
@@ -151,8 +167,9 @@ def test_a_loop_killed_at_every_step_resumes_to_the_same_end(tmp_path: Path, mon
 def test_the_ladder_table_rates_the_loops_champions(finished: Path):
     from storage import ratings
 
-    players = ratings.read_ladder(finished, 5) or []
-    assert {"random", "gozero-5x5/2", "gozero-5x5/3"} <= {row["player"] for row in players}
+    players = {row["player"]: row for row in ratings.read_ladder(finished, 5) or []}
+    assert {"random", "gozero-5x5/2", "gozero-5x5/3"} <= set(players)
+    assert [players[f"gozero-5x5/{v}"]["selfplay_games"] for v in (2, 3)] == [6, 12]
 
 
 def test_the_cli_refuses_a_loop_rerun_with_other_settings_in_one_line(finished: Path):

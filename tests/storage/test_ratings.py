@@ -61,6 +61,17 @@ def test_the_plot_is_a_png(tmp_path: Path):
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
+def test_the_plot_adds_elo_vs_selfplay_games_when_the_points_know_them(tmp_path: Path):
+    def width(png: Path) -> int:  # the PNG header's IHDR width
+        return int.from_bytes(png.read_bytes()[16:20], "big")
+
+    by_generation = [ratings.GenerationElo(1, 80.0, 30.0), ratings.GenerationElo(2, 150.0, 40.0)]
+    with_games = [ratings.GenerationElo(1, 80.0, 30.0, 200), ratings.GenerationElo(2, 150.0, 40.0, 400)]
+    one = width(ratings.plot_ladder(by_generation, tmp_path / "one.png"))
+    two = width(ratings.plot_ladder(with_games, tmp_path / "two.png"))
+    assert one == 600 and two == 1100  # a second panel: Elo against self-play games
+
+
 def test_the_ladder_run_has_elo_per_generation_and_the_plot(data_dir: Path, monkeypatch: pytest.MonkeyPatch):
     from storage.mlflow_store import client
 

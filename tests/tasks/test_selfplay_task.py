@@ -3,6 +3,9 @@ stream; reruns skip; a saved tiny net plays too."""
 
 from __future__ import annotations
 
+import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ from gocore.nn.nets import build_net, preset
 from storage.checkpoints import save_model
 from storage.selfplay import games_done, shard_path, sidecar_path
 from storage.stream import BatchStream
+from tasks.models import local_model
 from tasks.rows import ROW_DECODER
 from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
 
@@ -91,3 +95,15 @@ def test_a_registered_champion_plays_and_rows_name_its_version(data_dir: Path, m
     stats = selfplay_games.fn(settings("models:/gozero-5x5@champion"), 1, 1, 0, str(data_dir))
     assert stats.model_version == "gozero-5x5/1", version
     assert {b.game_id[0] for b in read_all(Path(stats.shard))} == set(stats.game_ids)
+
+    # what the flow hands its workers: the version's artifact directory, so they need no MLflow
+    local = local_model("models:/gozero-5x5@champion", data_dir)
+    assert local is not None and local[1] == "gozero-5x5/1"
+    assert Path(local[0]).is_relative_to(data_dir / "mlartifacts") and (Path(local[0]) / "config.json").exists()
+    resolved = dataclasses.replace(settings("models:/gozero-5x5@champion"), local_model=local)
+    assert selfplay_games.fn(resolved, 1, 1, 1, str(data_dir)).model_version == "gozero-5x5/1"
+    assert local_model("uniform", data_dir) is None
+    probe = ("import sys; from tasks.selfplay import load_evaluator; "
+             f"print(load_evaluator('models:/gozero-5x5@champion', 5, None, {local!r})[1], 'mlflow' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["gozero-5x5/1", "False"]

@@ -207,6 +207,24 @@ def test_subtree_reuse_keeps_the_childs_statistics():
     assert child.visits == visits + 200
 
 
+def test_the_old_tree_is_freed_when_the_root_moves_on_without_the_garbage_collector():
+    import gc
+    import weakref
+
+    search, root = search_one(Position.initial(5), MCTSConfig(simulations=200))
+    move = int(root.child_N.argmax())
+    sibling = next(node for m, node in root.children.items() if m != move)
+    old_root, old_sibling = weakref.ref(root), weakref.ref(sibling)
+    del root, sibling
+    gc.disable()  # no reference cycles: reference counting alone must free the rest of the tree
+    try:
+        search.advance(0, move)
+        assert old_root() is None and old_sibling() is None
+    finally:
+        gc.enable()
+    assert search.roots[0].parent is None and all(c.parent is search.roots[0] for c in search.roots[0].children.values())
+
+
 def test_without_reuse_the_next_search_starts_from_an_empty_tree():
     search, root = search_one(Position.initial(5), MCTSConfig(simulations=100, reuse_tree=False))
     search.advance(0, int(root.child_N.argmax()))

@@ -1,0 +1,134 @@
+"""The zero loop's learning curve: the ladder Elo of each generation's champion against the CPU
+minutes the loop had spent on learning when it was promoted, as a table and a PNG.
+
+    python -m benchmarks.learning_curve [--generations 4] [--games 200] [--sims 16] [--rating-games 10]
+                                        [--data-dir D] [--png learning_curve.png]
+
+Runs `gozero run`'s loop (tasks.zero.main_job_settings: 9x9, tiny net, gate off) in a fresh data
+dir, or reads a finished one given with ``--data-dir`` (the loop ``--loop``, default ``run-9x9``).
+Every champion without ladder games is then rated by the ladder flow (`--rating-games` against each
+of its two most informative opponents: random first, then earlier champions and the anchors), and
+the Bradley-Terry fit over every recorded game gives each generation's Elo (random = 0).
+
+CPU minutes = the loop's wall minutes of self-play, training, gate and promotion steps (ladder games
+only measure, they are left out) x the cores the loop had (``--workers``, default: all). The
+baseline in the same run is generation 0, the random net the loop starts from, on the same ladder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+
+def parse_args() -> argparse.Namespace:
+    """The command line; parsed before anything heavy, so that --help answers at once."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--generations", type=int, default=4, help="generations of the loop")
+    parser.add_argument("--games", type=int, default=200, help="self-play games per generation")
+    parser.add_argument("--sims", type=int, default=16, help="simulations per move")
+    parser.add_argument("--rating-games", type=int, default=10, help="ladder games per opponent per champion")
+    parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
+    parser.add_argument("--data-dir", type=Path, default=None, help="a data dir with a finished loop to read")
+    parser.add_argument("--loop", default="run-9x9", help="the loop's name in --data-dir")
+    parser.add_argument("--png", type=Path, default=Path("learning_curve.png"), help="where to save the plot")
+    return parser.parse_args()
+
+
+def curve_rows(data: Path, loop: str, size: int, cores: int) -> list[dict]:
+    """One row per generation of `loop` with a rated champion: generation, version, CPU minutes,
+    self-play games, Elo and its standard error."""
+    from flows.zero_loop import loop_spend
+    from storage import loops
+    from tasks.ladder import ladder_rows
+
+    records = loops.read_steps(data, loop)
+    last = max((int(r["generation"]) for r in records), default=0)
+    rated = {row.player: row for row in ladder_rows(data, size)}
+    rows = []
+    for generation in range(last + 1):
+        version = _champion_of(data, loop, generation, size)
+        row = rated.get(version or "")
+        if row is None:
+            continue
+        spent = loop_spend(records, generation) if generation else {"loop_minutes": 0.0, "selfplay_games_total": 0}
+        rows.append({"generation": generation, "champion": version, "cpu_minutes": spent["loop_minutes"] * cores,
+                     "selfplay_games": spent["selfplay_games_total"], "elo": row.elo, "stderr": row.stderr or 0.0,
+                     "games": row.games})
+    return rows
+
+
+def _champion_of(data: Path, loop: str, generation: int, size: int) -> str | None:
+    """The ladder name of the version promoted at `generation` of `loop` (None if it was not)."""
+    from storage import loops
+    from tasks.ladder import generations
+
+    if generation:
+        promoted = loops.read_step(data, loop, generation, "promote")
+        if not promoted or not promoted["promoted"]:
+            return None
+    for name, info in generations(size, data).items():
+        if info.number == generation and info.was_champion:
+            return name
+    return None
+
+
+def plot(rows: list[dict], path: Path, title: str) -> Path:
+    """Elo (95 % error bars) against CPU minutes into the PNG `path`."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(6, 3.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1, title=title, xlabel="CPU minutes", ylabel="Elo (random = 0)")
+    axes.errorbar([r["cpu_minutes"] for r in rows], [r["elo"] for r in rows],
+                  yerr=[1.96 * r["stderr"] for r in rows], marker="o", capsize=3)
+    for row in rows:
+        axes.annotate(f"gen {row['generation']}", (row["cpu_minutes"], row["elo"]), textcoords="offset points",
+                      xytext=(4, 4), fontsize=8)
+    axes.grid(alpha=0.3)
+    figure.savefig(path, format="png", dpi=100)
+    return path
+
+
+def main() -> None:
+    args = parse_args()
+    os.environ["PREFECT_LOGGING_LEVEL"] = "CRITICAL"
+    os.environ.pop("MLFLOW_TRACKING_URI", None)
+    from flows.ladder import ladder
+    from flows.runtime import prefect_api, task_runner
+    from flows.zero_loop import zero_loop
+    from tasks.ladder import ladder_rows
+    from tasks.zero import main_job_settings
+
+    cores = args.workers or os.cpu_count() or 1
+    with tempfile.TemporaryDirectory(prefix="gozero-bench-curve-") as temp, prefect_api():
+        data = args.data_dir or Path(temp)
+        settings = main_job_settings(args.generations, args.games, args.sims, loop=args.loop)
+        if args.data_dir is None:
+            zero_loop(settings, str(data), workers=args.workers, device="cpu")
+        rate = ladder.with_options(task_runner=task_runner(args.workers))
+        rated = {row.player for row in ladder_rows(data, settings.size) if row.games}
+        for generation in range(args.generations + 1):
+            version = _champion_of(data, args.loop, generation, settings.size)
+            if version is not None and version not in rated:  # a rerun on the same data dir plays no more
+                rate(settings.size, str(data), games_per_opponent=args.rating_games, opponents=2,
+                     sims=args.sims, player=f"models:/{version}")
+        rows = curve_rows(data, args.loop, settings.size, cores)
+        png = plot(rows, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")
+    print(f"learning curve of {args.loop}: {args.generations} generations x {args.games} games x {args.sims} sims, "
+          f"tiny net, gate off, {cores} cores")
+    print(f"{'gen':>4} {'champion':<16} {'CPU min':>8} {'self-play':>10} {'Elo':>7} {'± 95 %':>7} {'games':>6}")
+    for row in rows:
+        print(f"{row['generation']:>4} {row['champion']:<16} {row['cpu_minutes']:>8.1f} {row['selfplay_games']:>10,} "
+              f"{row['elo']:>+7.0f} {1.96 * row['stderr']:>7.0f} {row['games']:>6}")
+    if len(rows) >= 2:
+        gain = rows[-1]["elo"] - rows[0]["elo"]
+        print(f"learning_curve: last_vs_gen0_elo={gain:+.0f} cpu_minutes={rows[-1]['cpu_minutes']:.1f} png={png}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
