@@ -197,13 +197,6 @@ def promote_candidate(candidate: ModelRef, reason: str, evidence: dict[str, Any]
     return registry.promote(candidate.name, candidate.version, reason, evidence, Path(data_dir))
 
 
-@task(cache_policy=NO_CACHE)
-def tag_rating(model: ModelRef, elo: float, stderr: float | None, games: int, data_dir: str) -> None:
-    """Put the model's ladder Elo (random = 0), its standard error and the games behind it on its version."""
-    registry.tag_version(model.name, model.version, {"elo": round(elo, 1), "elo_stderr": "" if stderr is None
-                                                     else round(stderr, 1), "elo_games": games}, Path(data_dir))
-
-
 def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...], current: float) -> float:
     """The resign threshold for the next generation's self-play from this one's no-resign games
     (false resignations at most 5 %); the current one when there were no such games."""
