@@ -8,6 +8,7 @@ interleaved, through a shuffle buffer, and yields `Batch`es of numpy arrays read
            ─ rows of the wrong split dropped (validation = a hash of game_id, never by position)
            ─ `storage.shuffle.ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
            ─ batch: `RowDecoder` unpacks bits, optional random symmetry → float32 → prefetch queue
+             (with `aux_targets`, self-play ownership and score targets too, masked where absent)
 
 Memory: the buffer's rows (packed: 173 bytes per agz17 9x9 row), the `interleave` row groups
 being read, and `prefetch` decoded batches; never the dataset. Everything is a function of
