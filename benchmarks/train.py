@@ -49,7 +49,8 @@ from gocore.play.match import play_game
 from gocore.rules.sgf import GameRecord
 from gocore.search.agents import RandomAgent
 from storage import datasets, schemas
-from storage.stream import Batch, InMemoryBatches, StreamFactory
+from storage.memory_batches import InMemoryBatches
+from storage.stream import Batch, StreamFactory
 from tasks.rows import ROW_DECODER
 
 SIZE = 9

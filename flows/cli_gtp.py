@@ -49,7 +49,7 @@ def gtp(
     with _protocol_streams() as (stdin, stdout):
         player = _player(agent, model, size, komi, sims, data_dir, threads)
         size = player.board_size or size or 9
-        label = player.label if agent is not None else f"{player.label}, {player.kind}"
+        label = player.label if agent is not None else f"{_model_label(player.label, data_dir)}, {player.kind}"
         from gocore.play.gtp import GtpEngine
 
         engine = GtpEngine(player.make(seed), name="gozero", version=f"{_package_version()} ({label})",
@@ -110,6 +110,13 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
     except GozeroError as error:
         hint = "" if agent else f" (or play without a model: --agent {SPECS_HELP})"
         raise _fail(f"{error}{hint}") from None
+
+
+def _model_label(spec: str, data_dir: Path | None) -> str:
+    """A registered model as its version and ladder rank (GTP ``version``), else the spec."""
+    from tasks.models import model_strength
+
+    return model_strength(spec, data_dir) or spec
 
 
 def _package_version() -> str:

@@ -27,7 +27,8 @@ def list_models(
     size: Annotated[int | None, typer.Option(min=5, max=19, help="only this board size")] = None,
     data_dir: DataDir = None,
 ) -> None:
-    """Every registered gozero model version: family, aliases, generation, key metrics."""
+    """Every registered gozero model version: family, aliases, generation, key metrics, strength
+    (a rough rank from the Elo ladder's GNU Go anchors, with the games behind it)."""
     from storage import registry
 
     try:
@@ -39,11 +40,12 @@ def list_models(
         console.print("no registered gozero models yet" + (f" for {size}x{size}" if size else ""))
         return
     table = Table(Column("name", no_wrap=True), Column("version", no_wrap=True), "family", "aliases",
-                  "gen", "created", Column("key metrics", no_wrap=True), box=box.SIMPLE_HEAD, pad_edge=False)
+                  "gen", "created", Column("key metrics", no_wrap=True), "strength", box=box.SIMPLE_HEAD,
+                  pad_edge=False)
     for v in versions:
         metrics = "\n".join(f"{k}={value}" for k, value in v.key_metrics().items())
         table.add_row(v.name, str(v.version), v.tags.get("family", "?"), ", ".join(v.aliases),
-                      v.tags.get("generation", ""), f"{v.created:%Y-%m-%d}", metrics)
+                      v.tags.get("generation", ""), f"{v.created:%Y-%m-%d}", metrics, v.tags.get("strength", ""))
     # A pipe or file has no width: never cut metric names to rich's 80-column guess.
     (console if console.is_terminal else Console(width=max(console.width, table_width(table)))).print(table)
 

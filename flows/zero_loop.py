@@ -42,7 +42,6 @@ from tasks.zero import (
     loop_record,
     next_resign_threshold,
     promote_candidate,
-    tag_rating,
     train_candidate,
 )
 
@@ -184,9 +183,7 @@ def _ladder(settings: LoopSettings, data: Path, promoted: ModelRef | None, worke
     run = ladder.with_options(task_runner=task_runner(workers, dask_address))
     table = run(settings.size, str(data), games_per_opponent=settings.ladder_games,
                 opponents=settings.ladder_opponents, sims=settings.sims, player=promoted.uri, komi=settings.komi)
-    mine = next((row for row in table.rows if row.player == promoted.label), None)
-    if mine is not None:
-        tag_rating(promoted, mine.elo, mine.stderr, mine.games, str(data))
+    mine = next((row for row in table.rows if row.player == promoted.label), None)  # tagged by the ladder
     return {"played": True, "matches": list(table.matches),
             "elo": None if mine is None else round(mine.elo, 1),
             "elo_stderr": None if mine is None or mine.stderr is None else round(mine.stderr, 1)}

@@ -45,8 +45,14 @@ game_id        string   id of the self-play game (unique across generations)
 move_number    int16    0-based index of the move in the game
 generation     int32    self-play generation (the loop iteration that made the game)
 model_version  string   version of the model that played (e.g. a registry version)
-symmetry       int8     dihedral symmetry 0..7 applied to planes and pi (0 = identity)
+symmetry       int8     dihedral symmetry 0..7 applied to planes, pi and ownership (0 = identity)
 komi           float32  komi of the game
+ownership      binary   final Tromp-Taylor owner of each of the N*N points (row-major, same
+                        symmetry frame as planes), from the side to move's view: N*N int8
+                        values, +1 side to move, -1 opponent, 0 neither; null when the game
+                        was not played out (resigned) or was written before this column
+score          float32  final score lead of the side to move in points (area difference,
+                        komi counted); null exactly when ownership is
 =============  =======  ==============================================================
 
 Match results (`RESULTS_SCHEMA`, ``<data>/matches/<id>/results.parquet``), one row per game,
@@ -133,7 +139,10 @@ SELFPLAY_SCHEMA = pa.schema([
     ("model_version", pa.string()),
     ("symmetry", pa.int8()),
     ("komi", pa.float32()),
+    ("ownership", pa.binary()),
+    ("score", pa.float32()),
 ])
+AUX_COLUMNS = ("ownership", "score")  # self-play columns that older shards lack (all null then)
 
 RESULTS_SCHEMA = pa.schema([
     ("game", pa.int32()),
@@ -197,12 +206,16 @@ class GameRows(Protocol):
     def sources(self) -> Sequence[str]: ...  # one per game
 
 
-def binary_column(packed: np.ndarray) -> pa.Array:
-    """A Parquet binary column over fixed-width rows of packed bytes, without copying them."""
+def binary_column(packed: np.ndarray, valid: np.ndarray | None = None) -> pa.Array:
+    """A Parquet binary column over fixed-width rows of packed bytes, without copying them; rows
+    where `valid` (R,) bool is False are null."""
     rows, width = packed.shape  # (R, nbytes) uint8
     offsets = np.arange(0, (rows + 1) * width, width, dtype=np.int32)
     data = np.ascontiguousarray(packed).reshape(-1)
-    return pa.Array.from_buffers(pa.binary(), rows, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+    validity = None if valid is None else pa.py_buffer(np.packbits(valid, bitorder="little"))
+    nulls = 0 if valid is None else int(len(valid) - np.count_nonzero(valid))
+    return pa.Array.from_buffers(pa.binary(), rows, [validity, pa.py_buffer(offsets), pa.py_buffer(data)],
+                                 null_count=nulls)
 
 
 def dictionary_column(codes: np.ndarray, values: Iterable[str]) -> pa.DictionaryArray:
@@ -256,16 +269,24 @@ def encode_pi(pi: np.ndarray) -> pa.Array:
 
 
 def selfplay_table(columns: Mapping[str, Any]) -> pa.Table:
-    """A table in SELFPLAY_SCHEMA from numpy columns (planes (R, nbytes) uint8, pi (R, N*N+1))."""
+    """A table in SELFPLAY_SCHEMA from numpy columns (planes (R, nbytes) uint8, pi (R, N*N+1),
+    ownership (R, N*N) int8, score (R,) float32 with NaN where unknown: both null there; without
+    ownership and score, all null)."""
     arrays = []
+    known = None if "score" not in columns else ~np.isnan(np.asarray(columns["score"], np.float32))  # (R,)
     for field in SELFPLAY_SCHEMA:
+        if field.name in AUX_COLUMNS and known is None:
+            arrays.append(pa.nulls(len(columns["z"]), field.type))
+            continue
         value = columns[field.name]
         if field.name == "planes":
             arrays.append(binary_column(value))
         elif field.name == "pi":
             arrays.append(encode_pi(value))
+        elif field.name == "ownership":
+            arrays.append(binary_column(np.asarray(value, np.int8).view(np.uint8), valid=known))
         else:
-            arrays.append(pa.array(value, type=field.type))
+            arrays.append(pa.array(value, type=field.type, from_pandas=True))  # NaN score -> null
     return pa.Table.from_arrays(arrays, schema=SELFPLAY_SCHEMA)
 
 

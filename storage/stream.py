@@ -8,6 +8,7 @@ interleaved, through a shuffle buffer, and yields `Batch`es of numpy arrays read
            ─ rows of the wrong split dropped (validation = a hash of game_id, never by position)
            ─ `storage.shuffle.ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
            ─ batch: `RowDecoder` unpacks bits, optional random symmetry → float32 → prefetch queue
+             (with `aux_targets`, self-play ownership and score targets too, masked where absent)
 
 Memory: the buffer's rows (packed: 173 bytes per agz17 9x9 row), the `interleave` row groups
 being read, and `prefetch` decoded batches; never the dataset. Everything is a function of
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -57,6 +58,10 @@ class RowDecoder(Protocol):
     def transform(self, planes: np.ndarray, move: np.ndarray, pi: np.ndarray | None, symmetries: np.ndarray,
                   size: int) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
         """Row r's planes (B, C, N, N), move (B,) and pi (B, N*N+1) moved by symmetry symmetries[r]."""
+        ...
+
+    def transform_points(self, values: np.ndarray, symmetries: np.ndarray, size: int) -> np.ndarray:
+        """Row r's per-point values (B, N*N) (ownership) moved like its planes by symmetries[r]."""
         ...
 
 
@@ -92,6 +97,17 @@ def fixed_width_rows(array: pa.Array, width: int) -> np.ndarray:
     return np.frombuffer(data, np.uint8, len(array) * width, start).reshape(len(array), width)
 
 
+def _aux_chunk(record: pa.RecordBatch, shard: _Shard) -> dict[str, np.ndarray]:
+    """ownership (R, N*N) uint8 bytes of int8 (0 where null) and score (R,) float32 (NaN where null)."""
+    points = shard.size ** 2
+    if not shard.has_aux:
+        return {"ownership": np.zeros((record.num_rows, points), np.uint8),
+                "score": np.full(record.num_rows, np.nan, np.float32)}
+    ownership = pc.fill_null(record.column("ownership"), pa.scalar(bytes(points), pa.binary()))
+    score = record.column("score").to_numpy(zero_copy_only=False).astype(np.float32)  # nulls -> NaN
+    return {"ownership": fixed_width_rows(ownership, points), "score": score}
+
+
 # ---------------------------------------------------------------- batches
 @dataclass(frozen=True)
 class Batch:
@@ -104,6 +120,9 @@ class Batch:
     symmetry: np.ndarray  # (B,) int8 symmetry applied at read time (0 without random_symmetry)
     game_id: np.ndarray | None = None  # (B,) str, only with ids=True
     move_number: np.ndarray | None = None  # (B,) int64, only with ids=True
+    ownership: np.ndarray | None = None  # (B, N*N) float32 final owner, side to move's view; aux_targets only
+    score: np.ndarray | None = None  # (B,) float32 final lead of the side to move in points (0 if unknown)
+    aux_mask: np.ndarray | None = None  # (B,) float32 1 where the row has ownership and score targets
 
     def __len__(self) -> int:
         return len(self.move)
@@ -118,6 +137,7 @@ class _Shard:
     is_selfplay: bool
     encoder: str
     size: int
+    has_aux: bool  # self-play rows with the ownership and score columns (older shards lack them)
 
 
 def _open_shard(path: Path) -> _Shard | None:
@@ -131,7 +151,8 @@ def _open_shard(path: Path) -> _Shard | None:
     if file.metadata.num_rows == 0:
         return None
     first = file.read_row_group(0, columns=["encoder", "size"]).slice(0, 1).to_pylist()[0]
-    return _Shard(path, file.metadata, is_selfplay, first["encoder"], int(first["size"]))
+    return _Shard(path, file.metadata, is_selfplay, first["encoder"], int(first["size"]),
+                  is_selfplay and {"ownership", "score"} <= names)
 
 
 class BatchStream:
@@ -141,9 +162,10 @@ class BatchStream:
                  val_percent: int = 5, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: int = 0,
                  random_symmetry: bool = False, prefetch: int = 2, epochs: int | None = None,
                  skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
-                 drop_last: bool = False, ids: bool = False):
+                 drop_last: bool = False, ids: bool = False, aux_targets: bool = False):
         """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
-        decoder: the Go side of rows (tasks.rows.ROW_DECODER)."""
+        decoder: the Go side of rows (tasks.rows.ROW_DECODER); aux_targets: self-play batches
+        carry ownership, score and aux_mask (rows of older shards masked out)."""
         if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0:
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
                              f"batch_size={batch_size} prefetch={prefetch}")
@@ -156,6 +178,7 @@ class BatchStream:
         self.random_symmetry, self.prefetch, self.epochs = random_symmetry, prefetch, epochs
         self.skip_batches, self.interleave, self.read_rows = skip_batches, interleave, read_rows
         self.drop_last, self.ids, self.decoder = drop_last, ids, decoder
+        self.aux_targets = aux_targets and self.is_selfplay
         self.peak_buffered_rows = 0  # the most rows the shuffle buffer held (memory check)
 
     @property
@@ -209,6 +232,7 @@ class BatchStream:
         file = pq.ParquetFile(shard.path, metadata=shard.metadata, read_dictionary=["game_id"])
         targets = ["pi", "z"] if shard.is_selfplay else ["move", "value"]
         columns = ["planes", "game_id", *targets] + (["move_number"] if self.ids else [])
+        columns += ["ownership", "score"] if self.aux_targets and shard.has_aux else []
         width = self.decoder.row_bytes(shard.encoder, shard.size)
         for record in file.iter_batches(self.read_rows, row_groups=[row_group], columns=columns,
                                         use_threads=False):
@@ -222,6 +246,8 @@ class BatchStream:
             else:
                 chunk["move"] = record.column("move").to_numpy().astype(np.int64)
                 chunk["value"] = record.column("value").to_numpy()
+            if self.aux_targets:
+                chunk.update(_aux_chunk(record, shard))
             if self.ids:
                 chunk["game_id"] = np.asarray(record.column("game_id").to_pylist(), dtype=object)
                 chunk["move_number"] = record.column("move_number").to_numpy().astype(np.int64)
@@ -260,9 +286,17 @@ class BatchStream:
             # Seeded by batch index, not drawn in sequence, so skipped batches cost no draws.
             symmetries = np.random.default_rng([self.seed, 2, index]).integers(0, 8, len(move))
             planes, move, pi = self.decoder.transform(planes, move, pi, symmetries, shard.size)
+        aux = {}
+        if self.aux_targets:
+            ownership = rows["ownership"].view(np.int8)  # (B, N*N)
+            if self.random_symmetry:
+                ownership = self.decoder.transform_points(ownership, symmetries, shard.size)
+            known = ~np.isnan(rows["score"])  # (B,)
+            aux = {"ownership": ownership.astype(np.float32), "score": np.where(known, rows["score"], 0),
+                   "aux_mask": known.astype(np.float32)}
         return Batch(planes=planes.astype(np.float32), move=np.asarray(move, np.int64),
                      value=rows["value"].astype(np.float32), pi=pi, symmetry=symmetries.astype(np.int8),
-                     game_id=rows.get("game_id"), move_number=rows.get("move_number"))
+                     game_id=rows.get("game_id"), move_number=rows.get("move_number"), **aux)
 
     def _prefetched(self) -> Iterator[Batch]:
         """`_batches` made by a background thread, at most `prefetch` batches ahead."""
@@ -307,49 +341,6 @@ def _put(ready: queue.Queue, item: Any, stop: threading.Event) -> bool:
     return False
 
 
-class InMemoryBatches:
-    """Batches sliced from arrays already in memory (the benchmark's no-I/O baseline).
-
-    Rows are shuffled once, at construction; batches are then views, so iterating costs nothing.
-    """
-
-    def __init__(self, planes: np.ndarray, move: np.ndarray, value: np.ndarray,
-                 pi: np.ndarray | None = None, *, batch_size: int, seed: int = 0,
-                 epochs: int | None = None, skip_batches: int = 0):
-        order = np.random.default_rng(seed).permutation(len(move))
-        self.planes = np.ascontiguousarray(planes[order], dtype=np.float32)  # (R, C, N, N)
-        self.move, self.value = move[order].astype(np.int64), value[order].astype(np.float32)
-        self.pi = None if pi is None else np.ascontiguousarray(pi[order], dtype=np.float32)
-        self.batch_size, self.epochs, self.skip_batches = batch_size, epochs, skip_batches
-
-    @classmethod
-    def collect(cls, batches: Iterable[Batch], **options: Any) -> InMemoryBatches:
-        """All of `batches` (e.g. one epoch of a BatchStream) held in memory."""
-        batches = list(batches)
-        pis = [b.pi for b in batches]
-        return cls(np.concatenate([b.planes for b in batches]), np.concatenate([b.move for b in batches]),
-                   np.concatenate([b.value for b in batches]),
-                   None if any(p is None for p in pis) else np.concatenate(pis), **options)
-
-    def __len__(self) -> int:
-        return len(self.move)
-
-    def __iter__(self) -> Iterator[Batch]:
-        epoch, index, full = 0, 0, len(self.move) // self.batch_size
-        if full == 0:
-            raise ValueError(f"{len(self.move)} rows do not make one batch of {self.batch_size}")
-        while self.epochs is None or epoch < self.epochs:
-            for start in range(0, full * self.batch_size, self.batch_size):
-                if index >= self.skip_batches:
-                    yield self._batch(slice(start, start + self.batch_size))
-                index += 1
-            epoch += 1
-
-    def _batch(self, rows: slice) -> Batch:
-        return Batch(self.planes[rows], self.move[rows], self.value[rows],
-                     None if self.pi is None else self.pi[rows], np.zeros(rows.stop - rows.start, np.int8))
-
-
 @dataclass(frozen=True)
 class StreamFactory:
     """Makes the streams a training run needs: `factory(split, skip_batches)`.
@@ -366,6 +357,7 @@ class StreamFactory:
     seed: int = 0  # data order and augmentation seed
     random_symmetry: bool = False  # random dihedral symmetry per train row (un-augmented data)
     prefetch: int = 2  # batches decoded ahead by a background thread
+    aux_targets: bool = False  # self-play batches carry ownership, score and aux_mask (nets with aux heads)
 
     def __call__(self, split: str, skip_batches: int = 0) -> BatchStream:
         is_train = split == "train"
@@ -374,5 +366,5 @@ class StreamFactory:
                            shuffle_buffer=self.shuffle_buffer if is_train else 4 * self.batch_size,
                            seed=self.seed, random_symmetry=self.random_symmetry and is_train,
                            prefetch=self.prefetch, epochs=None if is_train else 1,
-                           skip_batches=skip_batches)
+                           skip_batches=skip_batches, aux_targets=self.aux_targets)
 

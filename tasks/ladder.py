@@ -3,7 +3,8 @@
     ratings   = fit_ratings(data, size)                    # Bradley–Terry over every game of the size
     entrant   = enter_ladder(player, settings, data)      # its ladder name, and a spec that plays it
     opponents = choose_opponents(entrant, ratings, ...)   # a newcomer: random; else the most informative
-    ladder    = publish_ladder(data, settings, ratings)   # ladder.json, an MLflow run with the plot
+    ladder    = publish_ladder(data, settings, ratings)   # ladder.json, an MLflow run with the plot,
+                                                          # rated versions tagged with Elo and rank
 
 Ladder matches are named ``ladder-<N>x<N>-<player>-vs-<opponent>`` (`ladder_match`), so a rerun
 finds the matches it began: they count towards the player's opponents and are resumed (nothing is
@@ -16,6 +17,7 @@ leaves them out (the table keeps them).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -24,9 +26,10 @@ from prefect.cache_policies import NO_CACHE
 
 from gocore.play.ladder import Outcome, Rating, fit_ladder, informative_opponents
 from gocore.play.match import MatchConfig
+from gocore.play.ratings import Strength, strength_label
 from storage import layout, matches, ratings
 from tasks.evaluate import MatchSettings
-from tasks.players import PlayerError, engine_command, ladder_name, ladder_spec, parse_player
+from tasks.players import DEFAULT_GNUGO_LEVEL, PlayerError, engine_command, ladder_name, ladder_spec, parse_player
 
 ANCHOR = "random"
 DEFAULT_ANCHORS = ("uct-100", "gnugo-1")  # uct-100: the 2024 replication's MCTS agent
@@ -212,10 +215,45 @@ def ladder_rows(data: Path, size: int, rated: list[Rating] | None = None) -> tup
                            versions[r.player].selfplay_games if r.player in versions else None) for r in rated)
 
 
+def strength(player: str, rows: Sequence[Rating | LadderRow], size: int) -> Strength | None:
+    """The rough rank of `player` from its place among the GNU Go levels on the same fitted ladder
+    (`gocore.play.ratings.strength_label`); None if `player` is not on it."""
+    mine = next((row for row in rows if row.player == player), None)
+    if mine is None:
+        return None
+    gnugo = {}
+    for row in rows:
+        if row.player.startswith("gnugo") and (spec := parse_player(row.player)).kind == "gnugo":
+            gnugo[spec.number or DEFAULT_GNUGO_LEVEL] = (row.elo, row.stderr)
+    return strength_label(mine.elo, mine.stderr, mine.games, gnugo, size)
+
+
+def rating_tags(row: LadderRow, rows: Sequence[LadderRow], size: int) -> dict[str, str]:
+    """The version tags of a rated model: Elo (random = 0), its standard error, its games, and
+    the rough rank (`strength`: rank and evidence, `rank`: the rank alone)."""
+    label = strength(row.player, rows, size)
+    if label is None:
+        raise ValueError(f"{row.player} is not on the ladder it is tagged from")
+    return {"elo": f"{row.elo:.1f}", "elo_stderr": "" if row.stderr is None else f"{row.stderr:.1f}",
+            "elo_games": str(row.games), "strength": label.text, "rank": label.rank}
+
+
+def tag_rated_versions(data: Path, size: int, rows: Sequence[LadderRow]) -> int:
+    """Put `rating_tags` on every registered version of ``gozero-<N>x<N>`` on the ladder; how many."""
+    from storage import registry
+
+    rated = [row for row in rows if row.generation is not None]  # registered versions (`generations`)
+    for row in rated:
+        name, _, version = row.player.rpartition("/")
+        registry.tag_version(name, int(version), rating_tags(row, rows, size), data)
+    return len(rated)
+
+
 def publish(data: Path, settings: LadderSettings, rated: list[Rating], played: tuple[str, ...] = ()) -> Ladder:
-    """The ladder, written to ladder.json and, if any generation is rated, logged as an MLflow
-    "ladder" run with Elo per generation and its plot."""
+    """The ladder, written to ladder.json, its rated versions tagged (`tag_rated_versions`) and, if
+    any generation is rated, logged as an MLflow "ladder" run with Elo per generation and its plot."""
     rows = ladder_rows(data, settings.size, rated)
+    tag_rated_versions(data, settings.size, rows)
     ratings.write_ladder(data, settings.size, [asdict(row) for row in rows])
     points = [ratings.GenerationElo(row.generation, row.elo, row.stderr, row.selfplay_games)
               for row in rows if row.generation is not None]

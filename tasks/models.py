@@ -72,6 +72,22 @@ def _load_registered(text: str, data: str | None) -> LoadedModel:
                          f"data dir {layout.data_dir(_path(data))})") from error
 
 
+def model_strength(uri: str, data_dir: str | Path | None = None) -> str | None:
+    """``gozero-9x9 v7, ~12 kyu (Elo +112 +/- 60 vs GNU Go level 1, 84 games)``: the registered
+    version a ``models:/`` URI resolves to and its ladder `strength` tag (``not on the ladder`` before
+    the ladder rated it); None for a model directory or a registry that cannot say."""
+    from storage import registry
+
+    if not str(uri).startswith("models:/"):
+        return None
+    try:
+        info = registry.describe(*registry.parse_model_uri(str(uri)), data=_path(None if data_dir is None
+                                                                                 else str(data_dir)))
+    except registry.RegistryError:
+        return None
+    return f"{info.name} v{info.version}, {info.tags.get('strength', 'not on the ladder')}"
+
+
 def default_model_uri(board_size: int, family: str = "dual") -> str:
     """The champion of the registered model for `board_size` and `family`."""
     from storage import registry

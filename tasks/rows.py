@@ -1,7 +1,7 @@
 """The Go side of stored rows, handed to storage: `ROW_DECODER` for `storage.stream.BatchStream`.
 
 storage reads packed bits and never imports gocore; what the bits mean (planes of a feature
-encoder) and how a dihedral symmetry moves planes, moves and visit distributions is gocore's.
+encoder) and how a dihedral symmetry moves planes, moves, visit distributions and ownership is gocore's.
 This adapter joins the two, one call per batch, never per row.
 """
 
@@ -23,6 +23,14 @@ def transform_pi(pi: np.ndarray, row_symmetries: np.ndarray, size: int) -> np.nd
     return out
 
 
+def transform_points(values: np.ndarray, row_symmetries: np.ndarray, size: int) -> np.ndarray:
+    """(R, N*N): row r's per-point values (ownership) moved by symmetry row_symmetries[r], like
+    its planes."""
+    out = np.empty_like(values)
+    np.put_along_axis(out, move_table(size)[np.asarray(row_symmetries, np.int64), :size * size], values, axis=1)
+    return out
+
+
 @dataclass(frozen=True)
 class GoRowDecoder:
     """`storage.stream.RowDecoder` over gocore's feature encoders and board symmetries."""
@@ -40,6 +48,10 @@ class GoRowDecoder:
         """Row r's planes (B, C, N, N), move (B,) and pi (B, N*N+1) moved by symmetry symmetries[r]."""
         planes, move = transform_rows(planes, move, symmetries, size)
         return planes, move, None if pi is None else transform_pi(pi, symmetries, size)
+
+    def transform_points(self, values: np.ndarray, symmetries: np.ndarray, size: int) -> np.ndarray:
+        """Row r's per-point values (B, N*N) moved like its planes by symmetry symmetries[r]."""
+        return transform_points(values, symmetries, size)
 
 
 ROW_DECODER = GoRowDecoder()

@@ -162,16 +162,18 @@ def train_model(dataset_dir: str, family: str, preset: str, train_config: Mappin
 def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: str,
                        train_config: Mapping[str, Any] | TrainConfig, data_dir: str | Path | None = None,
                        run_name: str | None = None, init_from: str | None = None,
-                       version_tags: Mapping[str, str] | None = None) -> TrainResult:
+                       version_tags: Mapping[str, str] | None = None, aux_heads: bool = False) -> TrainResult:
     """The body of `train_model`, callable without Prefect (the CLI runs it in-process). `dataset`
     is a dataset directory or `selfplay_facts`; `init_from` a model URI whose weights the net
     starts from (the zero loop's champion) instead of a random initialisation; `version_tags` go
-    on the registered version (the zero loop's loop and generation)."""
+    on the registered version (the zero loop's loop and generation); `aux_heads` gives a dual net
+    the ownership and score heads, trained on the self-play rows that carry their targets."""
     data = layout.data_dir(data_dir)
     facts = dataset if isinstance(dataset, DatasetFacts) else dataset_facts(dataset)
     config = objective_config(family, train_config)
     choose_device(config.device)  # a missing GPU fails here, before an MLflow run is opened
-    net_config = net_preset(preset, facts.board_size, facts.in_planes, family=family, encoder=facts.encoder)
+    net_config = net_preset(preset, facts.board_size, facts.in_planes, family=family, encoder=facts.encoder,
+                            aux_heads=aux_heads)
     key = run_key(facts, family, preset, config, run_name)
     directory = run_dirs.run_dir(data, key)
     _claim(directory, facts, family, net_config.to_dict())
@@ -190,7 +192,7 @@ def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: 
         if init_from is not None and resume is None:
             _start_from(net, init_from, data)
         recorder = _Recorder(run_id, directory, config.steps, history, data)
-        outcome = train(net, _streams(facts, config), config, resume=resume,
+        outcome = train(net, _streams(facts, config, aux_heads), config, resume=resume,
                         save_checkpoint=recorder.checkpoint, on_metrics=recorder.report)
         published = _publish(run_id, net, net_config.to_dict(), facts, key, directory, history, data,
                              version_tags or {})
@@ -272,10 +274,11 @@ class _Recorder:
         run_dirs.prune_checkpoints(self.directory, KEEP_CHECKPOINTS)
 
 
-def _streams(facts: DatasetFacts, config: TrainConfig) -> StreamFactory:
-    """Train/val streams over the dataset; random symmetries unless ingest stored all eight."""
+def _streams(facts: DatasetFacts, config: TrainConfig, aux_targets: bool = False) -> StreamFactory:
+    """Train/val streams over the dataset; random symmetries unless ingest stored all eight;
+    ownership and score targets for a net with auxiliary heads."""
     return StreamFactory(facts.path, config.batch_size, ROW_DECODER, seed=config.seed,
-                         random_symmetry=facts.augment != "all8")
+                         random_symmetry=facts.augment != "all8", aux_targets=aux_targets)
 
 
 # ---------------------------------------------------------------- the end of a run

@@ -65,6 +65,8 @@ class LoopSettings:
     """Games against each ladder opponent."""
     seed: int = 0
     """Base seed of self-play, training and gate games."""
+    aux_heads: bool = False
+    """Nets with ownership and score heads (KataGo's auxiliary targets); off until measured."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
@@ -136,7 +138,8 @@ def _register_random_net(settings: LoopSettings, data: Path) -> ModelRef:
     from gocore.nn.nets import build_net, preset
 
     torch.manual_seed(settings.seed)
-    config = preset(settings.preset, settings.size, get_encoder("agz17").num_planes, encoder="agz17")
+    config = preset(settings.preset, settings.size, get_encoder("agz17").num_planes, encoder="agz17",
+                    aux_heads=settings.aux_heads)
     directory = run_dirs.run_dir(data, f"{settings.loop}-gen0")
     model_dir = checkpoints.save_model(run_dirs.model_dir(directory), build_net(config), config.to_dict())
     params = {"net": config.to_dict(), "net_preset": settings.preset, "loop": dataclasses.asdict(settings)}
@@ -181,7 +184,8 @@ def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, da
                 "window": window.name, "metrics": {}, "resumed": True}
     result = train_and_register(window, "dual", settings.preset, config, data, f"{settings.loop}-gen{generation}",
                                 init_from=start.uri, version_tags={"loop": settings.loop,
-                                                                   "generation": str(generation)})
+                                                                   "generation": str(generation)},
+                                aux_heads=settings.aux_heads)
     metrics = {k: round(v, 4) for k, v in result.metrics.items() if k.startswith("val/") or k == "train/loss"}
     return {"candidate": result.version, "steps": steps, "window_rows": window.rows, "window": window.name,
             "metrics": metrics, "seconds": result.seconds}
@@ -193,13 +197,6 @@ def promote_candidate(candidate: ModelRef, reason: str, evidence: dict[str, Any]
     return registry.promote(candidate.name, candidate.version, reason, evidence, Path(data_dir))
 
 
-@task(cache_policy=NO_CACHE)
-def tag_rating(model: ModelRef, elo: float, stderr: float | None, games: int, data_dir: str) -> None:
-    """Put the model's ladder Elo (random = 0), its standard error and the games behind it on its version."""
-    registry.tag_version(model.name, model.version, {"elo": round(elo, 1), "elo_stderr": "" if stderr is None
-                                                     else round(stderr, 1), "elo_games": games}, Path(data_dir))
-
-
 def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...], current: float) -> float:
     """The resign threshold for the next generation's self-play from this one's no-resign games
     (false resignations at most 5 %); the current one when there were no such games."""
@@ -208,8 +205,12 @@ def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...]
 
 
 def loop_record(settings: LoopSettings) -> dict[str, Any]:
-    """The settings as loop.json records them."""
-    return dataclasses.asdict(settings)
+    """The settings as loop.json records them (aux_heads only when on: loops recorded before it
+    existed resume unchanged)."""
+    record = dataclasses.asdict(settings)
+    if not settings.aux_heads:
+        del record["aux_heads"]
+    return record
 
 
 def main_job_settings(generations: int = 4, games: int = 200, sims: int = 16, **overrides: Any) -> LoopSettings:

@@ -4,17 +4,24 @@ An `Evaluator` maps a batch of positions to priors over each position's legal mo
 (float32 (B, N*N+1), zero on illegal moves, summing to 1) and values from the side to move's
 view (float32 (B,), +1 = the side to move wins). `NetEvaluator` wraps a trained net: no grad,
 eval mode, the chosen device, bf16 autocast on CUDA, optionally averaged over the 8 symmetries.
+
+Ownership and score (territory display, score lead): an evaluator may also offer
+`evaluate_aux(positions) -> AuxEvaluation`; ask `has_ownership(evaluator)` / `has_score(evaluator)`
+(or the `has_ownership` / `has_score` attributes) first. A `NetEvaluator` has both when its dual
+net was built with `aux_heads`; `evaluate` returns the same as for any other net.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
 import torch
 
 from gocore.nn import features
+from gocore.nn.aux_heads import ownership_from_logits, score_in_points
 from gocore.nn.device import autocast_context, choose_device
 from gocore.rules import symmetry
 from gocore.rules.board import Position
@@ -26,6 +33,27 @@ class Evaluator(Protocol):
     def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
         """(priors (B, N*N+1) float32 over legal moves, values (B,) float32 for the side to move)."""
         ...
+
+
+@dataclass(frozen=True)
+class AuxEvaluation:
+    """`evaluate` plus the auxiliary heads, all from the side to move's view (multiply by
+    `position.to_play` for black's view)."""
+
+    priors: np.ndarray  # (B, N*N+1) float32 over legal moves
+    values: np.ndarray  # (B,) float32, +1 = the side to move wins
+    ownership: np.ndarray  # (B, N*N) float32 in [-1, 1]: +1 = the side to move owns the point at the end
+    score: np.ndarray  # (B,) float32 expected final lead of the side to move in points (komi counted)
+
+
+def has_ownership(evaluator: object) -> bool:
+    """True if `evaluator.evaluate_aux` gives ownership (False for evaluators without the heads)."""
+    return bool(getattr(evaluator, "has_ownership", False))
+
+
+def has_score(evaluator: object) -> bool:
+    """True if `evaluator.evaluate_aux` gives a score lead."""
+    return bool(getattr(evaluator, "has_score", False))
 
 
 def legal_mask(positions: Sequence[Position]) -> np.ndarray:
@@ -62,26 +90,51 @@ class NetEvaluator:
         config = (policy_net or value_net).config
         self.encoder, self.size = config.encoder or "agz17", config.board_size
         self.average_symmetries = average_symmetries
+        is_aux_dual = policy_net is not None and bool(getattr(policy_net.config, "aux_heads", False))
+        self.has_ownership = self.has_score = is_aux_dual and value_net in (None, policy_net)
 
     def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+        outputs = self._evaluate(positions, aux=False)
+        return outputs.priors, outputs.values
+
+    def evaluate_aux(self, positions: Sequence[Position]) -> AuxEvaluation:
+        """Priors, values, ownership and score lead; ValueError unless `has_ownership`."""
+        if not self.has_ownership:
+            raise ValueError("this net has no ownership and score heads (train one with aux_heads)")
+        return self._evaluate(positions, aux=True)
+
+    def _evaluate(self, positions: Sequence[Position], aux: bool) -> AuxEvaluation:
+        """Every output, averaged over the symmetries asked for (ownership and score zero unless `aux`)."""
         if any(p.size != self.size for p in positions):
             raise ValueError(f"this net plays {self.size}x{self.size} only")
         planes = features.encode_positions(positions, self.encoder)  # (B, C, N, N)
-        ks = range(8) if self.average_symmetries else (0,)
-        logits = np.zeros((len(positions), self.size ** 2 + 1), np.float32)
-        values = np.zeros(len(positions), np.float32)
+        ks, points = range(8) if self.average_symmetries else (0,), self.size ** 2
+        logits = np.zeros((len(positions), points + 1), np.float32)
+        values, score = np.zeros(len(positions), np.float32), np.zeros(len(positions), np.float32)
+        ownership = np.zeros((len(positions), points), np.float32)
         for k in ks:
-            k_logits, k_values = self._forward(symmetry.apply(planes, k))
-            logits += k_logits[:, symmetry.move_table(self.size)[k]]  # back to the original frame
+            k_logits, k_values, k_ownership, k_score = self._forward(symmetry.apply(planes, k), aux)
+            back = symmetry.move_table(self.size)[k]  # (N*N+1,): back to the original frame
+            logits += k_logits[:, back]
             values += k_values
-        return masked_softmax(logits / len(ks), legal_mask(positions)), values / len(ks)
+            if aux:
+                ownership, score = ownership + k_ownership[:, back[:points]], score + k_score
+        return AuxEvaluation(masked_softmax(logits / len(ks), legal_mask(positions)), values / len(ks),
+                             ownership / len(ks), score / len(ks))
 
     @torch.inference_mode()
-    def _forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(logits (B, N*N+1), values (B,)) for planes in one symmetry frame."""
+    def _forward(self, planes: np.ndarray, aux: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """(logits (B, N*N+1), values (B,), ownership (B, N*N) or None, score (B,) points or None)
+        for planes in one symmetry frame; ownership and score only with `aux`."""
         batch = torch.from_numpy(np.ascontiguousarray(planes)).to(self.device).float()  # (B, C, N, N)
         logits = values = None
         with autocast_context(self.device):
+            if aux:  # a DualNet with aux heads, alone (has_ownership)
+                out = self.policy_net(batch, aux=True)
+                ownership = ownership_from_logits(out.ownership.float()).cpu().numpy()
+                score = score_in_points(out.score.float(), self.size).cpu().numpy()
+                return out.policy.float().cpu().numpy(), out.value.float().cpu().numpy(), ownership, score
             for net in {id(n): n for n in (self.policy_net, self.value_net) if n is not None}.values():
                 out = net(batch)
                 if isinstance(out, tuple):  # DualNet: (logits, value)
@@ -94,4 +147,4 @@ class NetEvaluator:
             logits = torch.zeros(len(planes), self.size ** 2 + 1)
         if values is None:  # a policy net alone: no opinion on who wins
             values = torch.zeros(len(planes))
-        return logits.float().cpu().numpy(), values.float().cpu().numpy()
+        return logits.float().cpu().numpy(), values.float().cpu().numpy(), None, None

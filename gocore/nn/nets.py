@@ -22,6 +22,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from gocore.errors import GozeroError
+from gocore.nn.aux_heads import DualOutput, OwnershipHead
 
 FAMILIES = ("dual", "policy", "value", "rollout")
 
@@ -48,8 +49,14 @@ class NetConfig:
     """Channels of every trunk conv (the papers' k: 192 for AlphaGo, 256 for AlphaGo Zero)."""
     value_hidden: int = 256
     """Width of the value head's hidden fully connected layer (256 in both papers)."""
+    aux_heads: bool = False
+    """Dual nets only: add the ownership and score heads (see `DualNet`); off in both papers."""
 
     def __post_init__(self) -> None:
+        if not isinstance(self.aux_heads, bool):
+            raise NetConfigError(f"aux_heads must be true or false, not {self.aux_heads!r}")
+        if self.aux_heads and self.family != "dual":
+            raise NetConfigError(f"aux_heads needs the dual family, not {self.family!r}")
         if not isinstance(self.encoder, str):
             raise NetConfigError(f"encoder must be an encoder name (str), not {self.encoder!r}")
         if self.family not in FAMILIES:
@@ -67,12 +74,17 @@ class NetConfig:
         return self.board_size * self.board_size + 1
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of every field."""
-        return dataclasses.asdict(self)
+        """Plain JSON-ready dict of every field; aux_heads only when set, so a net without them
+        has the same JSON (run keys, stored identities) as before the field existed."""
+        data = dataclasses.asdict(self)
+        if not self.aux_heads:
+            del data["aux_heads"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> NetConfig:
-        """The config from `to_dict` output; unknown or missing keys raise NetConfigError."""
+        """The config from `to_dict` output; unknown or missing keys raise NetConfigError (keys
+        with defaults may be missing: configs saved before `aux_heads` existed load unchanged)."""
         fields = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(fields))
         if unknown:
@@ -103,12 +115,12 @@ PRESETS: dict[str, NetSize] = {"tiny": TINY, "small": SMALL, "full": FULL}
 
 
 def preset(name: str, board_size: int, in_planes: int, family: str = "dual",
-           encoder: str = "") -> NetConfig:
+           encoder: str = "", aux_heads: bool = False) -> NetConfig:
     """The NetConfig of preset `name` (tiny, small, full) for this board, encoder and family."""
     if name not in PRESETS:
         raise NetConfigError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}")
     return NetConfig(board_size=board_size, in_planes=in_planes, encoder=encoder, family=family,
-                     **dataclasses.asdict(PRESETS[name]))
+                     aux_heads=aux_heads, **dataclasses.asdict(PRESETS[name]))
 
 
 def parameter_count(module: nn.Module) -> int:
@@ -194,22 +206,33 @@ class PolicyHead(nn.Module):
 
 
 class ValueHead(nn.Module):
-    """conv1x1(1)-BN-ReLU-FC(hidden)-ReLU-FC(1)-tanh: value for the side to move."""
+    """conv1x1(1)-BN-ReLU-FC(hidden)-ReLU-FC(1)-tanh: value for the side to move (no tanh if
+    not `bounded`: the score head has the same shape)."""
 
-    def __init__(self, filters: int, board_size: int, hidden: int):
+    def __init__(self, filters: int, board_size: int, hidden: int, bounded: bool = True):
         super().__init__()
         self.conv, self.bn = _conv(filters, 1, 1, bias=False), nn.BatchNorm2d(1)
         self.fc1 = nn.Linear(board_size * board_size, hidden)
         self.fc2 = nn.Linear(hidden, 1)
+        self.bounded = bounded
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.bn(self.conv(x)))  # (B, 1, N, N)
         y = F.relu(self.fc1(y.flatten(1)))  # (B, hidden)
-        return torch.tanh(self.fc2(y)).squeeze(-1)  # (B,)
+        y = self.fc2(y).squeeze(-1)  # (B,)
+        return torch.tanh(y) if self.bounded else y
 
 
 class DualNet(GoNet):
-    """AlphaGo Zero: a residual trunk shared by a policy head and a value head."""
+    """AlphaGo Zero: a residual trunk shared by a policy head and a value head.
+
+    With `config.aux_heads` (KataGo's auxiliary targets) the trunk also feeds an ownership head
+    (final Tromp-Taylor owner of every point) and a score head (final score lead divided by N,
+    unbounded, so a 9x9 lead of 18 points is 2.0 and a 19x19 one of 19 points is 1.0); both
+    from the side to move's view. They shape the trunk during training and serve GUIs
+    (territory, score lead); `forward` still returns (policy, value), `forward(planes, aux=True)`
+    a `DualOutput` with every head.
+    """
 
     def __init__(self, config: NetConfig):
         super().__init__(config)
@@ -218,15 +241,27 @@ class DualNet(GoNet):
         self.blocks = nn.Sequential(*(ResidualBlock(f) for _ in range(config.blocks)))
         self.policy_head = PolicyHead(f, n)
         self.value_head = ValueHead(f, n, config.value_hidden)
+        # Only built when asked: a net without them keeps the state_dict of older checkpoints.
+        self.ownership_head = OwnershipHead(f) if config.aux_heads else None
+        self.score_head = ValueHead(f, n, config.value_hidden, bounded=False) if config.aux_heads else None
         _init_weights(self)
         _init_output(self.policy_head.fc)
         _init_output(self.value_head.fc2)
+        if self.ownership_head is not None and self.score_head is not None:
+            _init_output(self.ownership_head.out)
+            _init_output(self.score_head.fc2)
 
-    def forward(self, planes: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(policy logits (B, N*N+1), value (B,) in [-1, 1]) for planes (B, C, N, N)."""
+    def forward(self, planes: torch.Tensor, aux: bool = False) -> tuple[torch.Tensor, torch.Tensor] | DualOutput:
+        """(policy logits (B, N*N+1), value (B,) in [-1, 1]) for planes (B, C, N, N); with
+        `aux`, a `DualOutput` (its ownership and score None if the net has no such heads)."""
         self.check_planes(planes)
         x = self.blocks(self.stem(planes))  # (B, F, N, N)
-        return self.policy_head(x), self.value_head(x)  # (B, N*N+1), (B,)
+        policy, value = self.policy_head(x), self.value_head(x)  # (B, N*N+1), (B,)
+        if not aux:
+            return policy, value
+        if self.ownership_head is None or self.score_head is None:
+            return DualOutput(policy, value, None, None)
+        return DualOutput(policy, value, self.ownership_head(x), self.score_head(x))  # + (B, N*N), (B,)
 
 
 # ---------------------------------------------------------------- AlphaGo (2016)

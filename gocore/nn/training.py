@@ -1,16 +1,19 @@
 """Training: the AlphaGo Zero loss, supervised policy and value objectives, the loop that runs them.
 
-Start at `train`. It is pure: batches come from a stream factory, metrics leave through
-`on_metrics(step, metrics)`, checkpoints through `save_checkpoint(state)`, and a killed run comes
-back through `resume=`; it opens no files and knows no orchestrator (a task saves the state with
-`storage.checkpoints` and logs the metrics to MLflow).
+Start at `train` (the per-batch loss terms are in `gocore.nn.losses`). It is pure: batches come
+from a stream factory, metrics leave through `on_metrics(step, metrics)`, checkpoints through
+`save_checkpoint(state)`, and a killed run comes back through `resume=`; it opens no files and
+knows no orchestrator (a task saves the state with `storage.checkpoints` and logs the metrics to
+MLflow).
 
 Objectives:
 
 - ``policy``: cross-entropy −π·log p, with π one-hot on the expert move (SGF datasets) or the
   search's visit distribution (self-play rows); AlphaGo's SL policy network.
 - ``value``: (z − v)², z = +1 if the side to move won; AlphaGo's value network.
-- ``dual``: (z − v)² − π·log p + c‖θ‖², one net with both heads (AlphaGo Zero).
+- ``dual``: (z − v)² − π·log p + c‖θ‖², one net with both heads (AlphaGo Zero); a net with
+  auxiliary heads adds ownership and score terms on batches that carry their targets
+  (`gocore.nn.aux_heads`), weighted by `ownership_weight` and `score_weight`.
 
 The L2 term is the optimizer's weight decay (every parameter), not part of the autograd loss:
 `weight_decay` w gives the gradient w·θ, i.e. the term (w/2)‖θ‖² (minigo's convention; the
@@ -36,10 +39,11 @@ from typing import Any, Protocol
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from gocore.errors import GozeroError
+from gocore.nn.aux_heads import AUX_KEYS
 from gocore.nn.device import autocast_context, choose_device, pin_if_cuda, to_device
+from gocore.nn.losses import has_aux_heads, loss_terms
 from gocore.nn.nets import GoNet
 
 OBJECTIVES = ("policy", "value", "dual")
@@ -66,6 +70,8 @@ class TrainConfig:
     momentum: float = 0.9  # SGD momentum (AlphaGo Zero: 0.9)
     weight_decay: float = 1e-4  # c: gradient c·θ, i.e. the loss term (c/2)‖θ‖² (decoupled for adamw)
     value_weight: float = 1.0  # weight of the value loss in `dual` (AlphaGo Zero: 1)
+    ownership_weight: float = 1.5  # weight of the ownership loss (nets with aux heads; KataGo: 1.5)
+    score_weight: float = 0.5  # weight of the score loss (nets with aux heads); not tuned yet
     grad_clip: float | None = None  # max global gradient norm; None = no clipping
     checkpoint_every: int = 1000  # steps between checkpoints (and always at the last step); 0 = only last
     seed: int = 0  # torch seed; the data order is the stream's seed
@@ -114,6 +120,7 @@ class BatchLike(Protocol):
     move: np.ndarray  # (B,) int64 target move (pass = N*N)
     value: np.ndarray  # (B,) float32 z for the side to move
     pi: np.ndarray | None  # (B, N*N+1) float32 target distribution, or None (one-hot on move)
+    # Optional (getattr): ownership (B, N*N), score (B,), aux_mask (B,) float32: see `aux_heads.AUX_KEYS`.
 
 
 StreamFactory = Callable[[str, int], Iterable[BatchLike]]
@@ -171,36 +178,16 @@ def check_objective(net: GoNet, objective: str) -> None:
                          f"it needs one of {needs[objective]}")
 
 
-def _heads(net: torch.nn.Module, family: str, planes: torch.Tensor
-           ) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-    """(policy logits (B, N*N+1) or None, value (B,) or None) for any net family."""
-    out = net(planes)
-    if family == "dual":
-        return out
-    return (None, out) if family == "value" else (out, None)
-
-
-def loss_terms(net: torch.nn.Module, family: str, batch: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-    """Per-batch means: policy_loss, policy_top1 (policy heads), value_mse (value heads)."""
-    policy, value = _heads(net, family, batch["planes"])
-    terms = {}
-    if policy is not None:
-        log_p = F.log_softmax(policy.float(), dim=1)  # (B, N*N+1)
-        pi = batch.get("pi")
-        terms["policy_loss"] = F.nll_loss(log_p, batch["move"]) if pi is None else -(pi * log_p).sum(1).mean()
-        terms["policy_top1"] = (policy.argmax(dim=1) == batch["move"]).float().mean()
-    if value is not None:
-        terms["value_mse"] = (value.float() - batch["value"]).square().mean()
-    return terms
-
-
 def objective_loss(terms: Mapping[str, torch.Tensor], config: TrainConfig) -> torch.Tensor:
     """The loss to minimise (the L2 term is the optimizer's weight decay)."""
     if config.objective == "policy":
         return terms["policy_loss"]
     if config.objective == "value":
         return terms["value_mse"]
-    return terms["policy_loss"] + config.value_weight * terms["value_mse"]
+    loss = terms["policy_loss"] + config.value_weight * terms["value_mse"]
+    if "ownership_loss" in terms:
+        loss = loss + config.ownership_weight * terms["ownership_loss"] + config.score_weight * terms["score_loss"]
+    return loss
 
 
 def l2_term(net: torch.nn.Module, config: TrainConfig) -> float:
@@ -211,9 +198,9 @@ def l2_term(net: torch.nn.Module, config: TrainConfig) -> float:
 
 def batch_tensors(batch: BatchLike, device: torch.device) -> dict[str, torch.Tensor]:
     """The batch's arrays as tensors on `device` (pinned first on CUDA, copied asynchronously)."""
-    arrays = {"planes": batch.planes, "move": batch.move, "value": batch.value}
-    if batch.pi is not None:
-        arrays["pi"] = batch.pi
+    arrays = {"planes": batch.planes, "move": batch.move, "value": batch.value, "pi": batch.pi,
+              **{key: getattr(batch, key, None) for key in AUX_KEYS}}
+    arrays = {name: array for name, array in arrays.items() if array is not None}
     tensors = {name: pin_if_cuda(torch.from_numpy(np.asarray(a)), device) for name, a in arrays.items()}
     return to_device(tensors, device)
 
@@ -231,7 +218,7 @@ def evaluate(net: GoNet, batches: Iterable[BatchLike], device: torch.device | No
             if max_batches is not None and index >= max_batches:
                 break
             with autocast_context(device):
-                terms = loss_terms(net, net.config.family, batch_tensors(batch, device))
+                terms = loss_terms(net, net.config.family, batch_tensors(batch, device), has_aux_heads(net))
             for name, value in terms.items():
                 sums[name] = sums.get(name, 0.0) + float(value) * len(batch.move)
             rows += len(batch.move)
@@ -366,7 +353,7 @@ class _Run:
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(self.config, step)
         with autocast_context(self.device):
-            terms = loss_terms(self.model, self.family, tensors)
+            terms = loss_terms(self.model, self.family, tensors, has_aux_heads(self.net))
         loss = objective_loss(terms, self.config)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()

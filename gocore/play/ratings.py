@@ -8,6 +8,8 @@ Elo here is the logistic model: a player `d` Elo stronger scores ``1 / (1 + 10**
 - `sprt`: Wald's sequential probability ratio test of H0 "A is elo0 stronger" against H1 "elo1",
   on a Bernoulli model of won and lost games; it lets a match stop as soon as the games decide.
 - `summarize`: the numbers a match reports, with the gate decision.
+- `strength_label`: a ladder Elo turned into a rough Go rank through the GNU Go levels rated on
+  the same ladder (`GNUGO_KYU`), with the evidence behind it.
 
 Ratings of many players from all their games (the Elo ladder) are `gocore.play.ladder`'s.
 """
@@ -15,9 +17,11 @@ Ratings of many players from all their games (the Elo ladder) are `gocore.play.l
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
+
+import numpy as np
 
 Z_95 = 1.959963984540054  # standard normal quantile for a two-sided 95 % interval
 
@@ -125,3 +129,71 @@ def summarize(a_scores: Sequence[float], gate: float = 0.55, sprt_config: SprtCo
     facts["gate_rule"] = "sprt" if decided else "threshold"
     facts["gate_passed"] = facts["sprt"] == "accept" if decided else bool(games) and winrate >= gate
     return facts
+
+
+# ---------------------------------------------------------------- rough ranks from GNU Go anchors
+GNUGO_KYU = {9: 6.5, 19: 10.0}
+"""Nominal kyu rank of GNU Go 3.8 at level 10 by board size: it is commonly put at about 5-8 kyu
+on 9x9 and about 10 kyu on 19x19 (folklore from servers and engine lists, not measured here);
+sizes in between are interpolated linearly, smaller ones take 9x9's, larger 19x19's."""
+GNUGO_KYU_PER_LEVEL = 0.4
+"""Each level below 10 is taken as this much weaker (level 1 ≈ 3.6 kyu weaker than level 10): a
+guess, the levels cut reading depth rather than knowledge."""
+ELO_PER_RANK = 100.0
+"""Elo per kyu grade beyond the rated anchors (roughly the EGF scale in the kyu range)."""
+
+
+@dataclass(frozen=True)
+class Strength:
+    """A rough rank and the ladder evidence behind it (`strength_label`)."""
+
+    kyu: float | None
+    """Rank on a continuous kyu scale (below 1: dan, 0 = 1 dan, -1 = 2 dan); None without GNU Go anchors."""
+    rank: str
+    """``~12 kyu``, ``~2 dan`` or ``unrated vs GNU Go``."""
+    text: str
+    """The rank with its evidence: ``~12 kyu (Elo +112 +/- 60 vs GNU Go level 1, 84 games)``."""
+
+
+def gnugo_nominal_kyu(level: int, size: int) -> float:
+    """The nominal kyu rank of GNU Go at `level` (0..10) on an N x N board (see `GNUGO_KYU`)."""
+    share = min(max((size - 9) / 10, 0.0), 1.0)
+    top = GNUGO_KYU[9] + share * (GNUGO_KYU[19] - GNUGO_KYU[9])
+    return top + (10 - level) * GNUGO_KYU_PER_LEVEL
+
+
+def format_rank(kyu: float) -> str:
+    """``~12 kyu`` for kyu >= 0.5, else ``~N dan`` (the scale runs 2 kyu, 1 kyu, 1 dan, 2 dan)."""
+    kyu = min(max(kyu, -8.0), 30.0)
+    return f"~{max(1, round(kyu))} kyu" if kyu >= 0.5 else f"~{round(1 - kyu)} dan"
+
+
+def strength_label(elo: float, stderr: float | None, games: int, gnugo: Mapping[int, tuple[float, float | None]],
+                   size: int) -> Strength:
+    """A player's rough rank from its ladder Elo and the GNU Go levels rated on the same ladder
+    (`gnugo`: {level: (Elo, stderr)}); ``unrated vs GNU Go`` when no level is rated.
+
+    The rated levels are sorted by Elo and paired, in order, with their nominal ranks sorted from
+    weakest to strongest (so the map is monotone even when ladder noise puts a lower level above
+    a higher one); the player's kyu is interpolated linearly in Elo between them and extrapolated
+    at `ELO_PER_RANK` beyond them. The text names the nearest level in Elo, the player's Elo
+    relative to it with the two standard errors combined, and the player's games. Rough: the
+    nominal ranks are folklore, the ladder a few hundred games at best."""
+    if not gnugo:
+        spread = "" if stderr is None else f" +/- {stderr:.0f}"
+        return Strength(None, "unrated vs GNU Go", f"unrated vs GNU Go (Elo {elo:+.0f}{spread} vs random, "
+                                                   f"{games} games)")
+    elos = sorted(anchor_elo for anchor_elo, _ in gnugo.values())
+    ranks = sorted((gnugo_nominal_kyu(level, size) for level in gnugo), reverse=True)  # weakest first
+    if elo <= elos[0]:
+        kyu = ranks[0] + (elos[0] - elo) / ELO_PER_RANK
+    elif elo >= elos[-1]:
+        kyu = ranks[-1] - (elo - elos[-1]) / ELO_PER_RANK
+    else:
+        kyu = float(np.interp(elo, elos, ranks))
+    level = min(gnugo, key=lambda lv: (abs(gnugo[lv][0] - elo), lv))
+    anchor_elo, anchor_stderr = gnugo[level]
+    errors = [e for e in (stderr, anchor_stderr) if e is not None]
+    spread = f" +/- {math.hypot(*errors):.0f}" if errors else ""
+    rank = format_rank(kyu)
+    return Strength(kyu, rank, f"{rank} (Elo {elo - anchor_elo:+.0f}{spread} vs GNU Go level {level}, {games} games)")

@@ -161,6 +161,13 @@ class Position:
         """Tromp-Taylor area score: black minus white minus komi (positive: black ahead)."""
         return float(kernels.area_score(self._state, self.size)) - self.komi
 
+    def ownership(self) -> np.ndarray:
+        """(N, N) int8 Tromp-Taylor area ownership: +1 black, -1 white, 0 neither (dame, or an
+        empty board); its sum is the area score before komi."""
+        owner = np.empty((self.size, self.size), dtype=np.int8)
+        kernels.area_ownership(self._state, self.size, owner)
+        return owner
+
     def result(self) -> str:
         """The score as an SGF result: ``"B+3.5"``, ``"W+0.5"`` or ``"0"`` (jigo)."""
         return result_text(self.score())

@@ -317,18 +317,21 @@ def stones_of(state, n, out):
 
 
 @njit(cache=True)
-def area_score(state, n):
-    """Tromp-Taylor area: black points minus white points (komi not included)."""
+def area_ownership(state, n, out):
+    """Write Tromp-Taylor area ownership as int8 (n, n) into out: +1 black (a black stone, or an
+    empty region touching only black), -1 white, 0 neither (an empty region touching both colours,
+    or an empty board)."""
     width, points = _dims(n)
     region = np.zeros(points, dtype=np.bool_)
     stack = np.empty(points, dtype=np.int64)
-    score = 0
+    members = np.empty(points, dtype=np.int64)
+    owner = np.zeros(points, dtype=np.int8)
     for p in range(points):
         cp = state[p]
         if cp == BLACK:
-            score += 1
+            owner[p] = 1
         elif cp == WHITE:
-            score -= 1
+            owner[p] = -1
         elif cp == EMPTY and not region[p]:
             region[p] = True
             stack[0] = p
@@ -336,6 +339,7 @@ def area_score(state, n):
             while top > 0:
                 top -= 1
                 x = stack[top]
+                members[size] = x
                 size += 1
                 for q in (x - 1, x + 1, x - width, x + width):
                     cq = state[q]
@@ -345,8 +349,21 @@ def area_score(state, n):
                         top += 1
                     elif cq == BLACK or cq == WHITE:
                         touches |= cq
-            if touches == BLACK:
-                score += size
-            elif touches == WHITE:
-                score -= size
+            value = 1 if touches == BLACK else (-1 if touches == WHITE else 0)
+            for i in range(size):
+                owner[members[i]] = value
+    for r in range(n):
+        for c in range(n):
+            out[r, c] = owner[(r + 1) * width + c + 1]
+
+
+@njit(cache=True)
+def area_score(state, n):
+    """Tromp-Taylor area: black points minus white points (komi not included)."""
+    owner = np.empty((n, n), dtype=np.int8)
+    area_ownership(state, n, owner)
+    score = 0
+    for r in range(n):
+        for c in range(n):
+            score += owner[r, c]
     return score

@@ -91,6 +91,7 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
               if rows else np.zeros((0, features.packed_nbytes(features.get_encoder(encoder).num_planes, size)),
                                     np.uint8))  # (R, nbytes) uint8
     pis = [pi for game in games for pi in game.pis]
+    ownership, score = final_targets(games, movers)
     return {
         "encoder": np.full(rows, features.get_encoder(encoder).name, dtype=object),
         "size": np.full(rows, size, np.int8),
@@ -103,7 +104,27 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
         "model_version": np.full(rows, model_version, dtype=object),
         "symmetry": np.zeros(rows, np.int8),  # stored as played; the loader augments at read time
         "komi": np.full(rows, games[0].start.komi, np.float32),
+        "ownership": ownership,
+        "score": score,
     }
+
+
+def final_targets(games: Sequence[SearchedGame], movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(ownership (R, N*N) int8, score (R,) float32) of every row, from the mover's view (`movers`
+    (R,): +1 black, -1 white to move): the Tromp-Taylor owner of each point of the game's final
+    position (+1 the side to move, -1 the opponent, 0 neither) and its score lead in points
+    (area difference, komi counted). A resigned game was not played out, so its rows have no
+    final board: ownership 0 and score NaN (stored as nulls; training masks them out)."""
+    size = games[0].start.size
+    own_rows, score_rows = [], []
+    for game in games:
+        is_scored = game.final is not None and game.reason != "resign"
+        own = game.final.ownership().reshape(-1) if is_scored else np.zeros(size * size, np.int8)  # (N*N,) black
+        own_rows.append(np.broadcast_to(own, (len(game.moves), size * size)))
+        score_rows.append(np.full(len(game.moves), game.final.score() if is_scored else np.nan, np.float32))
+    ownership = np.concatenate(own_rows) if own_rows else np.zeros((0, size * size), np.int8)  # (R, N*N)
+    score = np.concatenate(score_rows) if score_rows else np.zeros(0, np.float32)  # (R,)
+    return (ownership * movers[:, None]).astype(np.int8), (score * movers).astype(np.float32)
 
 
 def game_record(game: SearchedGame, game_id: str, model_version: str) -> sgf.GameRecord:

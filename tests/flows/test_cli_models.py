@@ -101,3 +101,20 @@ def test_errors_print_one_line_and_exit_1(store: Path, args: tuple[str, ...], me
     assert result.exit_code == 1
     assert result.output.startswith("error: ") and message in result.output
     assert len(result.output.strip().splitlines()) == 1, result.output
+
+
+def test_a_rated_version_lists_its_rough_rank_and_gtp_names_it(store: Path, tmp_path: Path) -> None:
+    from tasks.ladder import LadderRow, tag_rated_versions
+    from tasks.models import model_strength
+
+    ladder = [LadderRow("gnugo-1", 300.0, 40.0, 40, 20.0, None), LadderRow("gozero-9x9/2", 340.0, 30.0, 84, 45.0, 2),
+              LadderRow("random", 0.0, None, 50, 5.0, None)]
+    assert tag_rated_versions(store, 9, ladder) == 1
+    tags = registry.describe("gozero-9x9", "2", store).tags
+    assert tags["strength"] == f"{tags['rank']} (Elo +40 +/- 50 vs GNU Go level 1, 84 games)"
+    assert float(tags["elo"]) == 340.0 and tags["elo_games"] == "84"
+    listed = rows(invoke("list", "--size", "9", "--data-dir", str(store)).output, "gozero-9x9")
+    assert "vs GNU Go level 1" in " ".join(listed["2"].split()) and "GNU Go" not in listed["1"]
+    assert model_strength("models:/gozero-9x9/2", store) == f"gozero-9x9 v2, {tags['strength']}"
+    assert model_strength("models:/gozero-9x9/1", store) == "gozero-9x9 v1, not on the ladder"
+    assert model_strength(str(tmp_path), store) is None  # a model directory has no registry tags

@@ -32,7 +32,8 @@ from gocore.nn.training import (
     train,
 )
 from storage.checkpoints import load_training_checkpoint, save_training_checkpoint
-from storage.stream import BatchStream, InMemoryBatches, StreamFactory
+from storage.memory_batches import InMemoryBatches
+from storage.stream import BatchStream, StreamFactory
 from tasks.rows import ROW_DECODER
 from tests.helpers import build_uct_dataset
 
