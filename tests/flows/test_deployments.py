@@ -9,6 +9,7 @@ games, which the block copies into `<data>/inbox`, are stood in for by 4 random 
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import socket
@@ -16,6 +17,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+import pytest
 
 from gocore.play.match import play_game
 from gocore.rules import sgf, sgf_read
@@ -99,3 +102,97 @@ def test_the_readme_deployments_block_runs_local_folder_on_a_process_worker(tmp_
     manifest = datasets.read_manifest(data / "datasets" / "inbox")
     assert manifest["sources"] == ["data:inbox"]
     assert manifest["games_accepted"] == 4 and manifest["rows"] == moves * 8
+
+
+RETRY_SETTINGS = {"loop": "zero-retry", "size": 5, "generations": 1, "games": 8, "sims": 8, "gate": "off",
+                  "min_window": 100, "batch_size": 16, "ladder_opponents": 0}
+API = """
+import asyncio, json, sys
+from prefect.client.orchestration import get_client
+from prefect.states import Scheduled
+
+async def main(command, argument):
+    async with get_client() as client:
+        if command == "run":  # what `prefect deployment run` does, with our parameters
+            deployment = await client.read_deployment_by_name("zero-loop/zero-9x9")
+            run = await client.create_flow_run_from_deployment(deployment.id, parameters=json.loads(argument))
+            print(run.id)
+        elif command == "retry":  # what the UI's Retry button sends
+            await client.set_flow_run_state(argument, Scheduled(name="AwaitingRetry"), force=True)
+        else:
+            run = await client.read_flow_run(argument)
+            print(run.state.type.value, run.run_count)
+
+asyncio.run(main(sys.argv[1], sys.argv[2]))
+"""
+
+
+def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resumes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The zero-9x9 deployment on a real server and process worker: the worker and everything under it
+    SIGKILLed once self-play has finished; the run retried through the API as the UI's Retry does; a
+    new worker completes it without playing self-play again or registering a version twice."""
+    import psutil
+
+    from storage import loops, registry
+    from storage import selfplay as selfplay_files
+
+    data, port = tmp_path / "data", free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GOZERO_", "MLFLOW_"))}
+    env.update(PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
+               PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="true", GOZERO_DATA=str(data),
+               PREFECT_LOGGING_LEVEL="WARNING", PYTHONPATH=str(REPO),
+               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+
+    def run(*command: str) -> str:
+        return subprocess.run(command, cwd=REPO, env=env, check=True, capture_output=True, text=True,
+                              timeout=180).stdout.strip()
+
+    def start(*command: str, log: str) -> subprocess.Popen:
+        with (tmp_path / log).open("a") as out:
+            return subprocess.Popen(command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT, start_new_session=True)
+
+    def state(run_id: str) -> tuple[str, int]:
+        kind, count = run(sys.executable, "-c", API, "state", run_id).split()
+        return kind, int(count)
+
+    def wait_for(done, seconds: float, what: str) -> None:
+        deadline = time.monotonic() + seconds
+        while not done():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" + "\n".join(
+                f"--- {p.name}\n{p.read_text()[-3000:]}" for p in tmp_path.glob("*.log"))
+            time.sleep(1)
+
+    server = start("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port), log="server.log")
+    workers: list[subprocess.Popen] = []
+    try:
+        run("prefect", "server", "status", "--wait", "--timeout", "120")
+        run("prefect", "work-pool", "create", "gozero-local", "--type", "process")
+        run("prefect", "--no-prompt", "deploy", "--name", "zero-9x9")
+        workers.append(start("prefect", "worker", "start", "--pool", "gozero-local", log="worker1.log"))
+        run_id = run(sys.executable, "-c", API, "run", json.dumps({"settings": RETRY_SETTINGS, "workers": 2,
+                                                                   "device": "cpu"}))
+        wait_for(lambda: loops.read_step(data, "zero-retry", 1, "selfplay") is not None, 240, "self-play")
+        for process in [psutil.Process(workers[0].pid), *psutil.Process(workers[0].pid).children(recursive=True)]:
+            process.kill()  # the worker, the flow run it started and the run's pool: a crashed machine
+        assert state(run_id)[0] == "RUNNING"  # nobody told the server: the run looks alive, as after a crash
+        played = {p: p.stat().st_mtime_ns for p in (data / "loops").rglob("*") if p.is_file()
+                  and "selfplay" in p.parts}
+        assert played
+
+        run(sys.executable, "-c", API, "retry", run_id)
+        workers.append(start("prefect", "worker", "start", "--pool", "gozero-local", log="worker2.log"))
+        wait_for(lambda: state(run_id)[0] in ("COMPLETED", "FAILED", "CRASHED"), 300, "the retried run")
+        assert state(run_id) == ("COMPLETED", 2)
+    finally:
+        for process in (*workers, server):
+            stop_group(process.pid)
+
+    assert {p: p.stat().st_mtime_ns for p in played} == played  # self-play was not played again
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    versions = registry.list_versions("gozero-5x5", data)
+    assert sorted(v.version for v in versions) == [1, 2]  # generation 0 and 1, once each
+    assert [v.version for v in versions if "champion" in v.aliases] == [2]
+    ids = [game for sidecar in selfplay_files.finished_sidecars(data, 1, "zero-retry") for game in sidecar["game_ids"]]
+    assert len(ids) == len(set(ids)) == 8
