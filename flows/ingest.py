@@ -31,7 +31,7 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     names = expand_sources(sources)
     with datasets.build_lock(dataset_dir):
         # Downloads are I/O: one at a time, so an unreachable source ends the run at once.
-        roots = [root for name in names for root in _fetch_or_generate(name, str(data))]
+        roots = [root for name in names for root in fetch_or_generate(name, str(data))]
         plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
         progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
                                             description=f"shards of {dataset} encoded")
@@ -46,8 +46,9 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     return facts
 
 
-def _fetch_or_generate(name: str, data: str) -> list[str]:
-    """The SGF directories or files of one source: downloaded, or played by GNU Go in parallel."""
+def fetch_or_generate(name: str, data: str) -> list[str]:
+    """The SGF directories or files of one source, inside a flow: downloaded, or (a ``gnugo-NxN:...``
+    source) its missing games played by GNU Go in parallel tasks on the flow's task runner."""
     source = gnugo_source_of(name)
     if source is None:
         return download_source(name, data)["sgf_dirs"]
