@@ -19,7 +19,7 @@ from gocore.rules import sgf
 from storage import gnugo_source
 from storage.gnugo_source import GnugoSource
 
-MAX_GAMES_PER_TASK = 25  # a task costs ~0.25 s of orchestration; a level-1 game ~1 s
+MAX_GAMES_PER_TASK = 25  # a task costs ~0.25 s of orchestration; a level-1 9x9 game ~0.6 CPU s
 MIN_TASKS = 16  # small runs still spread over 2, 4, 8 or 16 workers
 
 

@@ -97,7 +97,7 @@ def play_gnugo_game(config: GnugoGameConfig, index: int) -> GameRecord:
     with (_OpeningGnugo([*base, "--seed", str(seed_black)], opening, config.label, config.timeout) as black,
           _OpeningGnugo([*base, "--seed", str(seed_white)], opening, config.label, config.timeout) as white):
         # Index 0 of the match gives black to player A: colours do not alternate between games.
-        played = play_match_game(0, black, white, MatchConfig(config.size, config.komi, seed=config.seed))
+        played = play_match_game(0, black, white, MatchConfig(config.size, config.komi))
     if not played.game.is_counted:
         raise GnugoGameError(f"GNU Go level {config.level} did not finish game {index} "
                              f"({played.game.reason}: {played.game.detail or played.game.result})")
