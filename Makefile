@@ -35,6 +35,7 @@ bench: install
 	$(BIN)/python -m benchmarks.selfplay
 	$(BIN)/python -m benchmarks.contention
 	$(BIN)/python -m benchmarks.loop
+	$(BIN)/python -m benchmarks.gnugo_games
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -93,7 +93,7 @@ def write_game_sgf(game, path: Path, black: str, white: str) -> None:
 
 @app.command()
 def ingest(
-    sources: Annotated[list[str], typer.Argument(help="URLs, file:// URLs, local paths, or catalog names like cgos-9x9:2023-01..2023-03")],
+    sources: Annotated[list[str], typer.Argument(help="URLs, file:// URLs, local paths, catalog names like cgos-9x9:2023-01..2023-03, or GNU Go self-play: gnugo-9x9:level=1,games=100")],
     dataset: Annotated[str, typer.Option(help="dataset name: <data>/datasets/NAME")],
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     encoder: Annotated[str, typer.Option(help="feature encoder: agz17 or oneplane")] = "agz17",

@@ -1,6 +1,7 @@
-"""Ingest flow: download SGF sources, encode them to a Parquet dataset in parallel, summarise.
+"""Ingest flow: download (or generate) SGF sources, encode them to a Parquet dataset in parallel, summarise.
 
     downloads = download_source(source) for each source # one by one: the first failure stops the run
+    games     = play_gnugo_games.map(chunks)            # a gnugo-NxN:... source: GNU Go plays itself
     shards    = plan_shards(sgf dirs)                   # content-keyed groups of files
     stats     = encode_shard.map(shards)                # processes locally, or a Dask cluster
     manifest  = finalize_dataset(stats)                 # dedupe, quarantine, manifest last
@@ -18,6 +19,7 @@ from gocore.nn.encode import EncodeOptions
 from storage import datasets, layout
 from tasks.download import download_source, expand_sources
 from tasks.encode import encode_shard, finalize_dataset, plan_shards
+from tasks.gnugo_games import gnugo_game_files, gnugo_source_of, plan_gnugo_games, play_gnugo_games
 
 
 @flow(name="ingest", log_prints=True, task_runner=StoppingProcessPool())
@@ -29,7 +31,7 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     names = expand_sources(sources)
     with datasets.build_lock(dataset_dir):
         # Downloads are I/O: one at a time, so an unreachable source ends the run at once.
-        roots = [root for name in names for root in download_source(name, str(data))["sgf_dirs"]]
+        roots = [root for name in names for root in fetch_or_generate(name, str(data))]
         plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
         progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
                                             description=f"shards of {dataset} encoded")
@@ -42,6 +44,18 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
                              key=artifact_key("dataset", dataset),
                              description=f"summary of dataset {dataset}")
     return facts
+
+
+def fetch_or_generate(name: str, data: str) -> list[str]:
+    """The SGF directories or files of one source, inside a flow: downloaded, or (a ``gnugo-NxN:...``
+    source) its missing games played by GNU Go in parallel tasks on the flow's task runner."""
+    source = gnugo_source_of(name)
+    if source is None:
+        return download_source(name, data)["sgf_dirs"]
+    chunks = plan_gnugo_games(source, data)
+    played = sum(results_as_completed(play_gnugo_games.map(chunks, unmapped(source), unmapped(data))))
+    print(f"{source.text}: {played} games played, {source.games - played} already on disk")
+    return gnugo_game_files(source, data)
 
 
 def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,

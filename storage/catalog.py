@@ -24,6 +24,7 @@ A *source string* is one of
 | `kgs-4d`      | 2007..2015                   | KGS 19x19, both players 4d+ (yearly)        | yes      |
 | path/file://  | -                            | your own folder, archive, .sgf or .sgfs     | no       |
 | `data:PATH`   | -                            | a folder or file under the data dir         | no       |
+| `gnugo-NxN`   | `:level=L,games=G[,seed=S]`  | GNU Go plays itself (storage.gnugo_source)  | no       |
 
 A monthly period can also be ``last-N-months`` (for `cgos-9x9`; `kgs` lists no recent months).
 
@@ -44,6 +45,7 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from gocore.errors import GozeroError
+from storage.gnugo_source import is_gnugo_source, parse_gnugo_source
 from storage.layout import data_dir, safe_name
 
 _MONTH = re.compile(r"^(\d{4})-(\d{2})$")
@@ -209,6 +211,9 @@ def resolve_source(text: str, data: Path | None = None, *, now: datetime | None 
         return _resolve_url(text)
     if scheme == "file":
         return _resolve_local(Path(url2pathname(urlparse(text).path)), text)
+    if is_gnugo_source(text):
+        raise CatalogError("generated", f"{parse_gnugo_source(text).text!r} is played by GNU Go, not "
+                                        "fetched: `gozero ingest` generates it")
     if text.startswith(DATA_PREFIX):
         path = data_path(text, data)
         if not path.exists():
@@ -241,8 +246,10 @@ def expand_sources(texts: Iterable[str], *, now: datetime | None = None) -> list
 
 def expand_source(text: str, *, now: datetime | None = None) -> list[str]:
     """One source string per archive of `text`; non-catalog sources (``data:PATH`` too) are returned as
-    they are."""
+    they are, GNU Go sources in their canonical form."""
     text = text.strip()
+    if is_gnugo_source(text):
+        return [parse_gnugo_source(text).text]
     if (urlparse(text).scheme.lower() in {"http", "https", "file"} or text.startswith(DATA_PREFIX)
             or not _looks_like_catalog(text)):
         return [text]

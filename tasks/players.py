@@ -35,9 +35,6 @@ if TYPE_CHECKING:  # the engine loads with the first player built: `gozero --hel
     from gocore.search.agents import Agent
 
 DEFAULT_GNUGO_LEVEL = 5
-# GNU Go passes with dead stones still on the board; Tromp-Taylor would count them as alive
-# (a random player then "beats" GNU Go). Capturing them first makes both counts agree.
-GNUGO_TROMP_TAYLOR = ("--capture-all-dead",)
 KINDS = ("random", "uct", "gnugo", "gtp", "model")
 _REGISTERED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/\d+")  # a ladder name NAME/VERSION
 SPECS_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS, models:/NAME/VERSION or a model dir"
@@ -160,7 +157,7 @@ def has_net(specs: Iterable[str]) -> bool:
 
 def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) -> Player:
     """The player `spec` names, ready to play; `data` is the data dir of the model registry."""
-    from gocore.play.gtp_client import gnugo_command
+    from gocore.play.gtp_client import GNUGO_TROMP_TAYLOR, gnugo_command
     from gocore.search.agents import RandomAgent, UCTAgent
 
     parsed = parse_player(spec)

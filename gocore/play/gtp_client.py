@@ -32,6 +32,9 @@ STDERR_LINES = 200  # the engine's most recent stderr lines kept for error messa
 STDERR_LINE_CHARS = 2000  # longer stderr lines are read and kept in pieces of this size
 CLOSE_GRACE = 2.0  # seconds an engine gets to exit after `quit` before it is killed
 READ_CHUNK = 65536  # bytes per read of the stdout pipe
+# GNU Go passes with dead stones still on the board; Tromp-Taylor would count them as alive
+# (a random player then "beats" GNU Go). Capturing them first makes both counts agree.
+GNUGO_TROMP_TAYLOR = ("--capture-all-dead",)
 _RESPONSE_START = re.compile(r"^([=?])(\d*)(?:\s(.*))?$")
 
 

@@ -181,8 +181,9 @@ class GtpAgent:
     """An external GTP engine as a player: each game is mirrored into it, a dead engine restarted.
 
     `start_game` sends boardsize, clear_board and komi (starting the engine if it is not running),
-    `observe` plays the opponent's moves on the engine's board, `select_move` is ``genmove``
-    (its ``resign`` is `RESIGN`). `timeout` (seconds) bounds every command.
+    `observe` plays every move the engine did not generate itself on the engine's board (the
+    opponent's, and its own where a subclass chose them, as an opening), `select_move` is
+    ``genmove`` (its ``resign`` is `RESIGN`). `timeout` (seconds) bounds every command.
     """
 
     def __init__(self, command: list[str], name: str | None = None, timeout: float = 30.0):
@@ -195,6 +196,7 @@ class GtpAgent:
         self._size, self._color = 0, 0
         self._cleanup = False  # in a cleanup phase: capture dead stones instead of passing
         self._has_cleanup: bool | None = None  # does the engine know kgs-genmove_cleanup?
+        self._generated: int | None = None  # the move genmove just played on the engine's board
 
     def start_game(self, size: int, komi: float, color: int) -> None:
         """Set up a new game in which the engine plays `color`."""
@@ -203,12 +205,13 @@ class GtpAgent:
             self._client = GtpClient(self.command, timeout=self.timeout, name=self.name)
             self.starts += 1
             self._has_cleanup = None
-        self._size, self._color = size, color
+        self._size, self._color, self._generated = size, color, None
         self._client.send_many([f"boardsize {size}", "clear_board", f"komi {komi:g}"])
 
     def observe(self, color: int, move: int) -> None:
-        """Mirror the opponent's move (the engine already played its own in `genmove`)."""
-        if color != self._color:
+        """Mirror a move the engine did not generate (it already played its own in `genmove`)."""
+        generated, self._generated = self._generated, None
+        if color != self._color or move != generated:
             self._engine().play(color, move, self._size)
 
     def select_move(self, position: Position) -> int:
@@ -216,6 +219,7 @@ class GtpAgent:
         phase, if the engine has it); RESIGN if it resigns."""
         command = "kgs-genmove_cleanup" if self._cleanup and self._knows_cleanup() else "genmove"
         move = self._engine().genmove(position.to_play, position.size, command)
+        self._generated = move
         return RESIGN if move is None else move
 
     def set_cleanup(self, on: bool) -> None:
