@@ -1,0 +1,274 @@
+"""Local features of a candidate move for AlphaGo's fast rollout policy: sparse ids, numba.
+
+The rollout policy (`gocore.nn.nets.RolloutPolicy`, played by `gocore.search.rollout`) is a
+linear softmax: a candidate's logit is the sum of the weights of its feature ids. Every
+candidate has exactly `FEATURES_PER_MOVE` ids, one from each group (offsets into one weight
+vector of `NUM_FEATURES`):
+
+    pattern   the 3x3 neighbourhood, colours relative to the mover, canonical under the 8
+              symmetries (`canonical_table`). Orthogonal neighbours: empty, off-board, own stone
+              whose chain has 1 / 2 / 3+ liberties, opponent stone with 1 / 2 / 3+ liberties
+              (8 codes); diagonal neighbours: empty, off-board, own, opponent (4 codes).
+              8^4 * 4^4 raw patterns fall into NUM_PATTERNS classes.
+    tactics   captures (none / one stone / two or more) x saves an own chain in atari (an own
+              neighbour chain has one liberty) x liberties of the new stone's chain after the
+              move (1 = self-atari / 2 / 3+): 18 ids. "Liberties after" counts the empty
+              neighbours of the move, the other liberties of the own chains it joins, and the
+              stones of adjacent opponent chains it captures that touch it (captured stones
+              touching only the rest of the chain are not counted: exact in all but rare shapes).
+    line      distance to the nearest edge: first, second, third, fourth line or more (4 ids).
+    distance  to the previous move (the opponent's last stone), d = |dr| + |dc| + max(|dr|,|dc|)
+              (CrazyStone's measure): d = 2, 3, 4, 5, or farther / no previous stone (5 ids).
+
+Candidates are the mover's empty points that are legal (no suicide; the simple-ko point is
+excluded by the caller) and not its own one-point eyes (`gocore.rules.batch.is_eye`), as in the
+random playouts; passing is not a candidate (a rollout passes only when nothing else is left).
+
+Chain liberties come from `libcount[head]`, true liberties (not the engine's pseudo-liberties)
+capped at `LIB_CAP`, kept per chain head by the caller (`count_all_liberties` fills it).
+Start reading at `point_features`.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+from numba import njit
+
+from gocore.rules import kernels
+from gocore.rules.batch import is_eye
+from gocore.rules.kernels import BLACK, BORDER, EMPTY, WHITE
+
+NUM_PATTERNS = 134_280  # classes of the 8^4 * 4^4 raw patterns under the 8 symmetries (tested)
+NUM_TACTICS, NUM_LINES, NUM_DISTANCES = 18, 4, 5
+TACTICS0 = NUM_PATTERNS
+LINE0 = TACTICS0 + NUM_TACTICS
+DISTANCE0 = LINE0 + NUM_LINES
+NUM_FEATURES = DISTANCE0 + NUM_DISTANCES
+FEATURES_PER_MOVE = 4  # pattern, tactics, line, distance
+RAW_PATTERNS = 8**4 * 4**4
+LIB_CAP = 4  # libcount holds min(liberties, LIB_CAP): enough to tell 1, 2, 3+ and "3+ before and after"
+# The 20 points near the previous move: (dr, dc) and the distance bucket 1..4 (d = 2..5).
+WINDOW = np.array([(dr, dc, abs(dr) + abs(dc) + max(abs(dr), abs(dc)) - 1)
+                   for dr in range(-2, 3) for dc in range(-2, 3)
+                   if 0 < abs(dr) + abs(dc) + max(abs(dr), abs(dc)) <= 5], dtype=np.int64)
+
+
+@lru_cache(maxsize=1)
+def canonical_table() -> tuple[np.ndarray, np.ndarray]:
+    """(table (RAW_PATTERNS,) int32: raw pattern -> class id, representatives (NUM_PATTERNS,) int64:
+    class id -> its smallest raw pattern). Raw = orthogonal codes N, E, S, W in 3 bits each, then
+    diagonal codes NE, SE, SW, NW in 2 bits each. Built once per process (~0.5 s)."""
+    raw = np.arange(RAW_PATTERNS, dtype=np.int64)
+    orth = [(raw >> (3 * k)) & 7 for k in range(4)]
+    diag = [(raw >> (12 + 2 * k)) & 3 for k in range(4)]
+    best = raw.copy()
+    for o, d in ((orth, diag), ([orth[0], orth[3], orth[2], orth[1]], [diag[3], diag[2], diag[1], diag[0]])):
+        for turn in range(4):  # a quarter turn moves N to E and NE to SE
+            best = np.minimum(best, sum((o[(k - turn) % 4] << (3 * k)) + (d[(k - turn) % 4] << (12 + 2 * k))
+                                        for k in range(4)))
+    representatives, table = np.unique(best, return_inverse=True)
+    if len(representatives) != NUM_PATTERNS:
+        raise AssertionError(f"{len(representatives)} pattern classes, NUM_PATTERNS says {NUM_PATTERNS}")
+    return table.astype(np.int32), representatives
+
+
+@njit(cache=True)
+def collect_liberties(state, width, points, h, mark, tick, out, cap):
+    """Distinct liberties of the chain headed by h into out[:k], stopping at k = cap; returns k.
+    mark/tick: a scratch array of stamps and its counter (tick[0] is bumped per call)."""
+    tick[0] += 1
+    stamp = tick[0]
+    nxt = points
+    count = 0
+    x = h
+    while True:
+        for q in (x - width, x + 1, x + width, x - 1):
+            if state[q] == EMPTY and mark[q] != stamp:
+                mark[q] = stamp
+                out[count] = q
+                count += 1
+                if count >= cap:
+                    return count
+        x = state[nxt + x]
+        if x == h:
+            return count
+
+
+@njit(cache=True)
+def count_all_liberties(state, n, libcount, mark, tick, scratch):
+    """Fill libcount[head] = min(liberties, LIB_CAP) for every chain on the board."""
+    width = n + 2
+    points = width * width
+    for p in range(points):
+        c = state[p]
+        if (c == BLACK or c == WHITE) and state[2 * points + p] == p:
+            libcount[p] = collect_liberties(state, width, points, p, mark, tick, scratch, LIB_CAP)
+
+
+@njit(cache=True)
+def _liberties_after(state, width, points, p, color, libcount, mark, tick):
+    """Liberties (capped at 3) of the chain a `color` stone at p would make (see module doc)."""
+    tick[0] += 1
+    stamp = tick[0]
+    mark[p] = stamp
+    count = 0
+    for q in (p - width, p + 1, p + width, p - 1):
+        c = state[q]
+        if c == EMPTY or (c == 3 - color and libcount[state[2 * points + q]] == 1):
+            if mark[q] != stamp:
+                mark[q] = stamp
+                count += 1
+    for q in (p - width, p + 1, p + width, p - 1):
+        if count >= 3:
+            return 3
+        if state[q] != color:
+            continue
+        h = state[2 * points + q]
+        x = h
+        while True:
+            for r in (x - width, x + 1, x + width, x - 1):
+                if state[r] == EMPTY and mark[r] != stamp:
+                    mark[r] = stamp
+                    count += 1
+            x = state[points + x]
+            if x == h or count >= 3:
+                break
+    return min(count, 3)
+
+
+@njit(cache=True)
+def point_features(state, width, points, p, color, libcount, mark, tick, table, out):
+    """Ids of the pattern, tactics and line features of a `color` stone at empty padded point p
+    into out[0:3]; returns False (out untouched past what was written) if p is no candidate
+    (suicide or own eye). Ko is the caller's to exclude; the distance id is the caller's too."""
+    head, size = 2 * points, 4 * points
+    is_legal = False
+    own_atari = False
+    empties = 0
+    captured = 0
+    seen0 = seen1 = seen2 = -1  # heads of captured chains already counted
+    raw = 0
+    k = 0
+    for q in (p - width, p + 1, p + width, p - 1):
+        c = state[q]
+        code = 1
+        if c == EMPTY:
+            code = 0
+            empties += 1
+            is_legal = True
+        elif c != BORDER:
+            h = state[head + q]
+            libs = libcount[h]
+            code = (1 if c == color else 4) + min(libs, 3)
+            if c == color:
+                is_legal = is_legal or libs >= 2
+                own_atari = own_atari or libs == 1
+            elif libs == 1:
+                is_legal = True
+                if h != seen0 and h != seen1 and h != seen2:
+                    seen0, seen1, seen2 = h, seen0, seen1
+                    captured += state[size + h]
+        raw += code << (3 * k)
+        k += 1
+    if not is_legal or is_eye(state, width, p, color):
+        return False
+    k = 0
+    for q in (p - width + 1, p + width + 1, p + width - 1, p - width - 1):
+        c = state[q]
+        code = 0 if c == EMPTY else 1 if c == BORDER else 2 if c == color else 3
+        raw += code << (12 + 2 * k)
+        k += 1
+    after = 3 if empties >= 3 else _liberties_after(state, width, points, p, color, libcount, mark, tick)
+    out[0] = table[raw]
+    out[1] = TACTICS0 + min(captured, 2) * 6 + (3 if own_atari else 0) + after - 1
+    r, c = divmod(p, width)
+    n = width - 2
+    out[2] = LINE0 + min(min(r - 1, c - 1), min(n - r, n - c), 3)
+    return True
+
+
+@njit(cache=True)
+def distance_bucket(p, last, width):
+    """0 (far, or no previous stone: last < 0) or 1..4 for d = 2..5 between padded points."""
+    if last < 0:
+        return 0
+    dr = abs(p // width - last // width)
+    dc = abs(p % width - last % width)
+    d = dr + dc + max(dr, dc)
+    return d - 1 if d <= 5 else 0
+
+
+@njit(cache=True)
+def board_candidates(boards, last, captured, n, table, out):
+    """Candidate features of many positions, each from the mover's view.
+
+    boards (R, N*N) int8: +1 the mover's stones, -1 the opponent's; last (R,) the previous move
+    (-1: none or a pass); captured (R,) the single stone it captured (-1: none or several), from
+    which the ko point is found. Writes out (R, N*N, FEATURES_PER_MOVE) int32 ids, -1 on the
+    moves that are no candidate (occupied, suicide, own eye, ko).
+    """
+    width = n + 2
+    points = width * width
+    zobrist = np.zeros((3, points), dtype=np.int64)
+    libcount = np.zeros(points, dtype=np.int64)
+    mark = np.zeros(points, dtype=np.int64)
+    tick = np.zeros(1, dtype=np.int64)
+    scratch = np.empty(points, dtype=np.int64)
+    ids = np.empty(3, dtype=np.int64)
+    out[:] = -1
+    for i in range(boards.shape[0]):
+        state = kernels.new_state(n)
+        for m in range(n * n):
+            if boards[i, m] != 0:
+                kernels.add_setup_stone(state, n, m, BLACK if boards[i, m] > 0 else WHITE, zobrist)
+        count_all_liberties(state, n, libcount, mark, tick, scratch)
+        last_p = kernels.to_padded(last[i], n) if last[i] >= 0 else -1
+        ko = -1
+        if last_p >= 0 and captured[i] >= 0 and state[last_p] == WHITE:
+            h = state[2 * points + last_p]
+            cap_p = kernels.to_padded(captured[i], n)
+            if state[4 * points + h] == 1 and libcount[h] == 1 and state[cap_p] == EMPTY:
+                ko = cap_p
+        for m in range(n * n):
+            p = kernels.to_padded(m, n)
+            if state[p] != EMPTY or p == ko:
+                continue
+            if point_features(state, width, points, p, BLACK, libcount, mark, tick, table, ids):
+                out[i, m, 0] = ids[0]
+                out[i, m, 1] = ids[1]
+                out[i, m, 2] = ids[2]
+                out[i, m, 3] = DISTANCE0 + distance_bucket(p, last_p, width)
+
+
+def planes_to_boards(planes: np.ndarray, plane_names: tuple[str, ...]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(boards (R, N*N) int8 mover-relative, last (R,), captured (R,)) from encoder planes.
+
+    Needs planes ``own[t]`` and ``opponent[t]``; the previous move and its capture also need
+    ``own[t-1]`` and ``opponent[t-1]`` (agz17 has them; without them there is no last move).
+    """
+    if "own[t]" not in plane_names or "opponent[t]" not in plane_names:
+        raise ValueError(f"rollout features need own[t] and opponent[t] planes, not {plane_names}")
+    rows = planes.shape[0]
+    flat = planes.reshape(rows, len(plane_names), -1) > 0  # (R, C, N*N)
+    own, opp = flat[:, plane_names.index("own[t]")], flat[:, plane_names.index("opponent[t]")]
+    boards = own.astype(np.int8) - opp.astype(np.int8)
+    last = np.full(rows, -1, np.int64)
+    captured = np.full(rows, -1, np.int64)
+    if "own[t-1]" in plane_names and "opponent[t-1]" in plane_names:
+        placed = opp & ~flat[:, plane_names.index("opponent[t-1]")]  # the opponent's new stone
+        taken = flat[:, plane_names.index("own[t-1]")] & ~own  # the mover's stones it captured
+        single = placed.sum(axis=1) == 1
+        last[single] = placed[single].argmax(axis=1)
+        one = single & (taken.sum(axis=1) == 1)
+        captured[one] = taken[one].argmax(axis=1)
+    return boards, last, captured
+
+
+def candidate_features(planes: np.ndarray, plane_names: tuple[str, ...], size: int) -> np.ndarray:
+    """(R, N*N, FEATURES_PER_MOVE) int32 feature ids of every candidate (-1 elsewhere) of encoder planes."""
+    boards, last, captured = planes_to_boards(planes, plane_names)
+    out = np.empty((len(boards), size * size, FEATURES_PER_MOVE), np.int32)
+    board_candidates(boards, last, captured, size, canonical_table()[0], out)
+    return out
