@@ -21,7 +21,7 @@ vector of `NUM_FEATURES`):
               (CrazyStone's measure): d = 2, 3, 4, 5, or farther / no previous stone (5 ids).
 
 Candidates are the mover's empty points that are legal (no suicide; the simple-ko point is
-excluded by the caller) and not its own one-point eyes (`gocore.rules.batch.is_eye`), as in the
+excluded by the caller) and not its own one-point eyes (`gocore.rules.batch.is_eye`'s rule), as in the
 random playouts; passing is not a candidate (a rollout passes only when nothing else is left).
 
 Chain liberties come from `libcount[head]`, true liberties (not the engine's pseudo-liberties)
@@ -37,7 +37,6 @@ import numpy as np
 from numba import njit
 
 from gocore.rules import kernels
-from gocore.rules.batch import is_eye
 from gocore.rules.kernels import BLACK, BORDER, EMPTY, WHITE
 
 NUM_PATTERNS = 134_280  # classes of the 8^4 * 4^4 raw patterns under the 8 symmetries (tested)
@@ -116,10 +115,9 @@ def _liberties_after(state, width, points, p, color, libcount, mark, tick):
     count = 0
     for q in (p - width, p + 1, p + width, p - 1):
         c = state[q]
-        if c == EMPTY or (c == 3 - color and libcount[state[2 * points + q]] == 1):
-            if mark[q] != stamp:
-                mark[q] = stamp
-                count += 1
+        if (c == EMPTY or (c == 3 - color and libcount[state[2 * points + q]] == 1)) and mark[q] != stamp:
+            mark[q] = stamp
+            count += 1
     for q in (p - width, p + 1, p + width, p - 1):
         if count >= 3:
             return 3
@@ -139,54 +137,72 @@ def _liberties_after(state, width, points, p, color, libcount, mark, tick):
 
 
 @njit(cache=True)
-def point_features(state, width, points, p, color, libcount, mark, tick, table, out):
-    """Ids of the pattern, tactics and line features of a `color` stone at empty padded point p
-    into out[0:3]; returns False (out untouched past what was written) if p is no candidate
-    (suicide or own eye). Ko is the caller's to exclude; the distance id is the caller's too."""
+def point_features(state, width, points, p, libcount, mark, tick, table, out):
+    """Ids of the pattern, tactics and line features of a black (out[0, :3]) and a white
+    (out[1, :3]) stone at the empty padded point p, both from one look at the neighbourhood.
+    Returns a bit mask: 1 if p is a candidate for black, 2 if for white (legal, not an own eye).
+    Ko is the caller's to exclude; the distance id is the caller's too."""
     head, size = 2 * points, 4 * points
-    is_legal = False
-    own_atari = False
-    empties = 0
-    captured = 0
-    seen0 = seen1 = seen2 = -1  # heads of captured chains already counted
-    raw = 0
-    k = 0
-    for q in (p - width, p + 1, p + width, p - 1):
+    raw_b = raw_w = 0
+    legal_b = legal_w = atari_b = atari_w = False
+    sides_b = sides_w = True  # every orthogonal neighbour is own or off-board (an eye's first test)
+    captures_b = captures_w = empties = 0
+    seen0 = seen1 = seen2 = -1  # heads of chains in atari already counted
+    for k, q in enumerate((p - width, p + 1, p + width, p - 1)):
         c = state[q]
-        code = 1
+        code_b = code_w = 1
         if c == EMPTY:
-            code = 0
+            code_b = code_w = 0
             empties += 1
-            is_legal = True
+            legal_b = legal_w = True
+            sides_b = sides_w = False
         elif c != BORDER:
             h = state[head + q]
             libs = libcount[h]
-            code = (1 if c == color else 4) + min(libs, 3)
-            if c == color:
-                is_legal = is_legal or libs >= 2
-                own_atari = own_atari or libs == 1
-            elif libs == 1:
-                is_legal = True
-                if h != seen0 and h != seen1 and h != seen2:
-                    seen0, seen1, seen2 = h, seen0, seen1
-                    captured += state[size + h]
-        raw += code << (3 * k)
-        k += 1
-    if not is_legal or is_eye(state, width, p, color):
-        return False
-    k = 0
-    for q in (p - width + 1, p + width + 1, p + width - 1, p - width - 1):
+            is_new = libs == 1 and h != seen0 and h != seen1 and h != seen2
+            if is_new:
+                seen0, seen1, seen2 = h, seen0, seen1
+            if c == BLACK:
+                code_b, code_w = 1 + min(libs, 3), 4 + min(libs, 3)
+                legal_b, legal_w = legal_b or libs >= 2, legal_w or libs == 1
+                atari_b, sides_w = atari_b or libs == 1, False
+                captures_w += state[size + h] if is_new else 0
+            else:
+                code_b, code_w = 4 + min(libs, 3), 1 + min(libs, 3)
+                legal_w, legal_b = legal_w or libs >= 2, legal_b or libs == 1
+                atari_w, sides_b = atari_w or libs == 1, False
+                captures_b += state[size + h] if is_new else 0
+        raw_b += code_b << (3 * k)
+        raw_w += code_w << (3 * k)
+    edge = black_diag = white_diag = 0
+    for k, q in enumerate((p - width + 1, p + width + 1, p + width - 1, p - width - 1)):
         c = state[q]
-        code = 0 if c == EMPTY else 1 if c == BORDER else 2 if c == color else 3
-        raw += code << (12 + 2 * k)
-        k += 1
-    after = 3 if empties >= 3 else _liberties_after(state, width, points, p, color, libcount, mark, tick)
-    out[0] = table[raw]
-    out[1] = TACTICS0 + min(captured, 2) * 6 + (3 if own_atari else 0) + after - 1
+        code_b = code_w = 0
+        if c == BORDER:
+            code_b = code_w = edge = 1
+        elif c == BLACK:
+            code_b, code_w = 2, 3
+            black_diag += 1
+        elif c == WHITE:
+            code_b, code_w = 3, 2
+            white_diag += 1
+        raw_b += code_b << (12 + 2 * k)
+        raw_w += code_w << (12 + 2 * k)
     r, c = divmod(p, width)
     n = width - 2
-    out[2] = LINE0 + min(min(r - 1, c - 1), min(n - r, n - c), 3)
-    return True
+    line = LINE0 + min(min(r - 1, c - 1), min(n - r, n - c), 3)
+    mask = 0
+    if legal_b and not (sides_b and white_diag + edge < 2):
+        after = 3 if empties >= 3 else _liberties_after(state, width, points, p, BLACK, libcount, mark, tick)
+        out[0, 0], out[0, 2] = table[raw_b], line
+        out[0, 1] = TACTICS0 + min(captures_b, 2) * 6 + (3 if atari_b else 0) + after - 1
+        mask |= 1
+    if legal_w and not (sides_w and black_diag + edge < 2):
+        after = 3 if empties >= 3 else _liberties_after(state, width, points, p, WHITE, libcount, mark, tick)
+        out[1, 0], out[1, 2] = table[raw_w], line
+        out[1, 1] = TACTICS0 + min(captures_w, 2) * 6 + (3 if atari_w else 0) + after - 1
+        mask |= 2
+    return mask
 
 
 @njit(cache=True)
@@ -216,7 +232,7 @@ def board_candidates(boards, last, captured, n, table, out):
     mark = np.zeros(points, dtype=np.int64)
     tick = np.zeros(1, dtype=np.int64)
     scratch = np.empty(points, dtype=np.int64)
-    ids = np.empty(3, dtype=np.int64)
+    ids = np.empty((2, 3), dtype=np.int64)
     out[:] = -1
     for i in range(boards.shape[0]):
         state = kernels.new_state(n)
@@ -235,10 +251,10 @@ def board_candidates(boards, last, captured, n, table, out):
             p = kernels.to_padded(m, n)
             if state[p] != EMPTY or p == ko:
                 continue
-            if point_features(state, width, points, p, BLACK, libcount, mark, tick, table, ids):
-                out[i, m, 0] = ids[0]
-                out[i, m, 1] = ids[1]
-                out[i, m, 2] = ids[2]
+            if point_features(state, width, points, p, libcount, mark, tick, table, ids) & 1:
+                out[i, m, 0] = ids[0, 0]
+                out[i, m, 1] = ids[0, 1]
+                out[i, m, 2] = ids[0, 2]
                 out[i, m, 3] = DISTANCE0 + distance_bucket(p, last_p, width)
 
 

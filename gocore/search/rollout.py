@@ -32,12 +32,10 @@ from gocore.nn.patterns import (
 from gocore.rules.batch import _xorshift
 from gocore.rules.board import Position, zobrist_table
 from gocore.rules.kernels import (
-    BLACK,
     EMPTY,
     KO_H,
     PASSES_H,
     TO_PLAY_H,
-    WHITE,
     area_score,
     from_padded,
     place,
@@ -51,14 +49,14 @@ MAX_LOGIT = 30.0  # weights are exp(logit): clipped so that no sum overflows or 
 @njit(cache=True)
 def _refresh(state, width, points, p, libcount, mark, tick, table, w, weights_of, ids_of, ids):
     """Recompute both colours' weight (and ids) of padded point p."""
-    for color in (BLACK, WHITE):
-        ci = color - 1
+    mask = point_features(state, width, points, p, libcount, mark, tick, table, ids) if state[p] == EMPTY else 0
+    for ci in range(2):
         weights_of[ci, p] = 0.0
         ids_of[ci, p, 0] = -1
-        if state[p] == EMPTY and point_features(state, width, points, p, color, libcount, mark, tick, table, ids):
-            logit = w[ids[0]] + w[ids[1]] + w[ids[2]] + w[DISTANCE0]
+        if mask & (ci + 1):
+            logit = w[ids[ci, 0]] + w[ids[ci, 1]] + w[ids[ci, 2]] + w[DISTANCE0]
             weights_of[ci, p] = np.exp(min(max(logit, -MAX_LOGIT), MAX_LOGIT))
-            ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[0], ids[1], ids[2]
+            ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[ci, 0], ids[ci, 1], ids[ci, 2]
 
 
 @njit(cache=True)
@@ -154,7 +152,7 @@ def _setup(state0, n, w, table):
     count_all_liberties(state0, n, libcount, mark, tick, buf)
     weights_of = np.zeros((2, points))
     ids_of = np.full((2, points, 3), -1, dtype=np.int64)
-    ids = np.empty(3, dtype=np.int64)
+    ids = np.empty((2, 3), dtype=np.int64)
     for m in range(n * n):
         _refresh(state0, width, points, to_padded(m, n), libcount, mark, tick, table, w, weights_of, ids_of, ids)
     return libcount, weights_of, ids_of
@@ -181,7 +179,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w, table,
     weights_of, ids_of = np.empty_like(weights0), np.empty_like(ids0)
     empties, where, freed = np.empty(points, np.int64), np.empty(points, np.int64), np.empty(points, np.int64)
     mark, mark_dirty, tick = np.zeros(points, np.int64), np.zeros(points, np.int64), np.zeros(1, np.int64)
-    buf, dirty, ids = np.empty(points, np.int64), np.empty(points, np.int64), np.empty(3, np.int64)
+    buf, dirty, ids = np.empty(points, np.int64), np.empty(points, np.int64), np.empty((2, 3), np.int64)
     extra = np.empty(WINDOW.shape[0])
     stamp = 0
     rng = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x2545F4914F6CDD1D)
