@@ -25,7 +25,8 @@ excluded by the caller) and not its own one-point eyes (`gocore.rules.batch.is_e
 random playouts; passing is not a candidate (a rollout passes only when nothing else is left).
 
 Chain liberties come from `libcount[head]`, true liberties (not the engine's pseudo-liberties)
-capped at `LIB_CAP`, kept per chain head by the caller (`count_all_liberties` fills it).
+capped at `LIB_CAP`, and `libs_of[head]`, the first three of them, kept per chain head by the
+caller (`count_liberties`), so that no feature walks a chain.
 Start reading at `point_features`.
 """
 
@@ -96,55 +97,60 @@ def collect_liberties(state, width, points, h, mark, tick, out, cap):
 
 
 @njit(cache=True)
-def count_all_liberties(state, n, libcount, mark, tick, scratch):
-    """Fill libcount[head] = min(liberties, LIB_CAP) for every chain on the board."""
+def count_liberties(state, width, points, h, libcount, libs_of, mark, tick, buf):
+    """Set libcount[h] = min(liberties, LIB_CAP) and libs_of[h] to its first 3 liberties; the
+    count, with those liberties in buf[:count]."""
+    k = collect_liberties(state, width, points, h, mark, tick, buf, LIB_CAP)
+    libcount[h] = k
+    for j in range(min(k, 3)):
+        libs_of[h, j] = buf[j]
+    return k
+
+
+@njit(cache=True)
+def count_all_liberties(state, n, libcount, libs_of, mark, tick, buf):
+    """`count_liberties` of every chain on the board."""
     width = n + 2
     points = width * width
     for p in range(points):
         c = state[p]
         if (c == BLACK or c == WHITE) and state[2 * points + p] == p:
-            libcount[p] = collect_liberties(state, width, points, p, mark, tick, scratch, LIB_CAP)
+            count_liberties(state, width, points, p, libcount, libs_of, mark, tick, buf)
 
 
-@njit(cache=True)
-def _liberties_after(state, width, points, p, color, libcount, mark, tick):
-    """Liberties (capped at 3) of the chain a `color` stone at p would make (see module doc)."""
+@njit(cache=True, inline="always")
+def _liberties_after(state, width, points, p, color, libcount, libs_of, mark, tick):
+    """Liberties (capped at 3) of the chain a `color` stone at p would make (see module doc).
+    Only called when every own neighbour chain has at most 3 liberties, all listed in libs_of."""
     tick[0] += 1
     stamp = tick[0]
     mark[p] = stamp
     count = 0
     for q in (p - width, p + 1, p + width, p - 1):
         c = state[q]
-        if (c == EMPTY or (c == 3 - color and libcount[state[2 * points + q]] == 1)) and mark[q] != stamp:
+        if c == EMPTY or (c == 3 - color and libcount[state[2 * points + q]] == 1):
             mark[q] = stamp
             count += 1
     for q in (p - width, p + 1, p + width, p - 1):
-        if count >= 3:
-            return 3
-        if state[q] != color:
-            continue
-        h = state[2 * points + q]
-        x = h
-        while True:
-            for r in (x - width, x + 1, x + width, x - 1):
-                if state[r] == EMPTY and mark[r] != stamp:
+        if state[q] == color:
+            h = state[2 * points + q]
+            for j in range(libcount[h]):
+                r = libs_of[h, j]
+                if mark[r] != stamp:
                     mark[r] = stamp
                     count += 1
-            x = state[points + x]
-            if x == h or count >= 3:
-                break
     return min(count, 3)
 
 
-@njit(cache=True)
-def point_features(state, width, points, p, libcount, mark, tick, table, out):
-    """Ids of the pattern, tactics and line features of a black (out[0, :3]) and a white
-    (out[1, :3]) stone at the empty padded point p, both from one look at the neighbourhood.
+@njit(cache=True, inline="always")
+def point_features(state, width, points, p, libcount, libs_of, mark, tick, out):
+    """The raw pattern (`canonical_table` maps it to its id), tactics id and line id of a black
+    (out[0, :3]) and a white (out[1, :3]) stone at the empty padded point p, from one look.
     Returns a bit mask: 1 if p is a candidate for black, 2 if for white (legal, not an own eye).
     Ko is the caller's to exclude; the distance id is the caller's too."""
     head, size = 2 * points, 4 * points
     raw_b = raw_w = 0
-    legal_b = legal_w = atari_b = atari_w = False
+    legal_b = legal_w = atari_b = atari_w = big_b = big_w = False  # big: an own chain with 4+ liberties
     sides_b = sides_w = True  # every orthogonal neighbour is own or off-board (an eye's first test)
     captures_b = captures_w = empties = 0
     seen0 = seen1 = seen2 = -1  # heads of chains in atari already counted
@@ -165,12 +171,12 @@ def point_features(state, width, points, p, libcount, mark, tick, table, out):
             if c == BLACK:
                 code_b, code_w = 1 + min(libs, 3), 4 + min(libs, 3)
                 legal_b, legal_w = legal_b or libs >= 2, legal_w or libs == 1
-                atari_b, sides_w = atari_b or libs == 1, False
+                atari_b, sides_w, big_b = atari_b or libs == 1, False, big_b or libs >= LIB_CAP
                 captures_w += state[size + h] if is_new else 0
             else:
                 code_b, code_w = 4 + min(libs, 3), 1 + min(libs, 3)
                 legal_w, legal_b = legal_w or libs >= 2, legal_b or libs == 1
-                atari_w, sides_b = atari_w or libs == 1, False
+                atari_w, sides_b, big_w = atari_w or libs == 1, False, big_w or libs >= LIB_CAP
                 captures_b += state[size + h] if is_new else 0
         raw_b += code_b << (3 * k)
         raw_w += code_w << (3 * k)
@@ -193,13 +199,15 @@ def point_features(state, width, points, p, libcount, mark, tick, table, out):
     line = LINE0 + min(min(r - 1, c - 1), min(n - r, n - c), 3)
     mask = 0
     if legal_b and not (sides_b and white_diag + edge < 2):
-        after = 3 if empties >= 3 else _liberties_after(state, width, points, p, BLACK, libcount, mark, tick)
-        out[0, 0], out[0, 2] = table[raw_b], line
+        after = 3 if empties >= 3 or big_b else _liberties_after(state, width, points, p, BLACK, libcount,
+                                                                 libs_of, mark, tick)
+        out[0, 0], out[0, 2] = raw_b, line
         out[0, 1] = TACTICS0 + min(captures_b, 2) * 6 + (3 if atari_b else 0) + after - 1
         mask |= 1
     if legal_w and not (sides_w and black_diag + edge < 2):
-        after = 3 if empties >= 3 else _liberties_after(state, width, points, p, WHITE, libcount, mark, tick)
-        out[1, 0], out[1, 2] = table[raw_w], line
+        after = 3 if empties >= 3 or big_w else _liberties_after(state, width, points, p, WHITE, libcount,
+                                                                 libs_of, mark, tick)
+        out[1, 0], out[1, 2] = raw_w, line
         out[1, 1] = TACTICS0 + min(captures_w, 2) * 6 + (3 if atari_w else 0) + after - 1
         mask |= 2
     return mask
@@ -229,6 +237,7 @@ def board_candidates(boards, last, captured, n, table, out):
     points = width * width
     zobrist = np.zeros((3, points), dtype=np.int64)
     libcount = np.zeros(points, dtype=np.int64)
+    libs_of = np.zeros((points, 3), dtype=np.int64)
     mark = np.zeros(points, dtype=np.int64)
     tick = np.zeros(1, dtype=np.int64)
     scratch = np.empty(points, dtype=np.int64)
@@ -239,7 +248,7 @@ def board_candidates(boards, last, captured, n, table, out):
         for m in range(n * n):
             if boards[i, m] != 0:
                 kernels.add_setup_stone(state, n, m, BLACK if boards[i, m] > 0 else WHITE, zobrist)
-        count_all_liberties(state, n, libcount, mark, tick, scratch)
+        count_all_liberties(state, n, libcount, libs_of, mark, tick, scratch)
         last_p = kernels.to_padded(last[i], n) if last[i] >= 0 else -1
         ko = -1
         if last_p >= 0 and captured[i] >= 0 and state[last_p] == WHITE:
@@ -251,8 +260,8 @@ def board_candidates(boards, last, captured, n, table, out):
             p = kernels.to_padded(m, n)
             if state[p] != EMPTY or p == ko:
                 continue
-            if point_features(state, width, points, p, libcount, mark, tick, table, ids) & 1:
-                out[i, m, 0] = ids[0, 0]
+            if point_features(state, width, points, p, libcount, libs_of, mark, tick, ids) & 1:
+                out[i, m, 0] = table[ids[0, 0]]
                 out[i, m, 1] = ids[0, 1]
                 out[i, m, 2] = ids[0, 2]
                 out[i, m, 3] = DISTANCE0 + distance_bucket(p, last_p, width)

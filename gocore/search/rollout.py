@@ -27,6 +27,7 @@ from gocore.nn.patterns import (
     canonical_table,
     collect_liberties,
     count_all_liberties,
+    count_liberties,
     point_features,
 )
 from gocore.rules.batch import _xorshift
@@ -46,20 +47,20 @@ from gocore.rules.kernels import (
 MAX_LOGIT = 30.0  # weights are exp(logit): clipped so that no sum overflows or swamps the rest
 
 
-@njit(cache=True)
-def _refresh(state, width, points, p, libcount, mark, tick, table, w, weights_of, ids_of, ids):
-    """Recompute both colours' weight (and ids) of padded point p."""
-    mask = point_features(state, width, points, p, libcount, mark, tick, table, ids) if state[p] == EMPTY else 0
+@njit(cache=True, inline="always")
+def _refresh(state, width, points, p, libcount, libs_of, mark, tick, w_raw, w, weights_of, ids_of, ids):
+    """Recompute both colours' weight (and raw pattern and ids) of padded point p."""
+    mask = point_features(state, width, points, p, libcount, libs_of, mark, tick, ids) if state[p] == EMPTY else 0
     for ci in range(2):
         weights_of[ci, p] = 0.0
         ids_of[ci, p, 0] = -1
         if mask & (ci + 1):
-            logit = w[ids[ci, 0]] + w[ids[ci, 1]] + w[ids[ci, 2]] + w[DISTANCE0]
+            logit = w_raw[ids[ci, 0]] + w[ids[ci, 1]] + w[ids[ci, 2]] + w[DISTANCE0]
             weights_of[ci, p] = np.exp(min(max(logit, -MAX_LOGIT), MAX_LOGIT))
             ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[ci, 0], ids[ci, 1], ids[ci, 2]
 
 
-@njit(cache=True)
+@njit(cache=True, inline="always")
 def _mark(q, dirty, n_dirty, mark_dirty, stamp):
     if mark_dirty[q] != stamp:
         mark_dirty[q] = stamp
@@ -69,10 +70,9 @@ def _mark(q, dirty, n_dirty, mark_dirty, stamp):
 
 
 @njit(cache=True)
-def _recount(state, width, points, h, old, libcount, mark, tick, buf, dirty, n_dirty, mark_dirty, stamp):
-    """Set libcount[h]; mark h's liberties dirty unless its count was `old` >= LIB_CAP and still is."""
-    k = collect_liberties(state, width, points, h, mark, tick, buf, LIB_CAP)
-    libcount[h] = k
+def _recount(state, width, points, h, old, libcount, libs_of, mark, tick, buf, dirty, n_dirty, mark_dirty, stamp):
+    """Count h's liberties; mark them dirty unless the count was `old` >= LIB_CAP and still is."""
+    k = count_liberties(state, width, points, h, libcount, libs_of, mark, tick, buf)
     if old >= LIB_CAP and k >= LIB_CAP:
         return n_dirty  # 3+ liberties before and after: no feature of its liberties changed
     if k >= LIB_CAP:
@@ -83,7 +83,7 @@ def _recount(state, width, points, h, old, libcount, mark, tick, buf, dirty, n_d
 
 
 @njit(cache=True)
-def _update_after(state, width, points, p, joined, freed, n_freed, libcount, mark, tick, buf, table, w,
+def _update_after(state, width, points, p, joined, freed, n_freed, libcount, libs_of, mark, tick, buf, w_raw, w,
                   weights_of, ids_of, ids, dirty, mark_dirty, stamp):
     """After a stone at p captured freed[:n_freed]: fix chain liberty counts, then refresh the
     points whose features may have changed. joined: the smallest liberty count, before the move,
@@ -91,12 +91,12 @@ def _update_after(state, width, points, p, joined, freed, n_freed, libcount, mar
     head = 2 * points
     color = state[p]
     own_head = state[head + p]
-    n_dirty = _recount(state, width, points, own_head, joined, libcount, mark, tick, buf, dirty, 0,
+    n_dirty = _recount(state, width, points, own_head, joined, libcount, libs_of, mark, tick, buf, dirty, 0,
                        mark_dirty, stamp)
     for q in (p - width, p + 1, p + width, p - 1):
         if state[q] == 3 - color:
             h = state[head + q]
-            n_dirty = _recount(state, width, points, h, libcount[h], libcount, mark, tick, buf, dirty, n_dirty,
+            n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
                                mark_dirty, stamp)
     for q in (p - width - 1, p - width, p - width + 1, p - 1, p + 1, p + width - 1, p + width, p + width + 1):
         if state[q] == EMPTY:
@@ -108,12 +108,12 @@ def _update_after(state, width, points, p, joined, freed, n_freed, libcount, mar
                 n_dirty = _mark(q, dirty, n_dirty, mark_dirty, stamp)
             elif state[q] == color and state[head + q] != own_head and libcount[state[head + q]] < LIB_CAP:
                 h = state[head + q]
-                n_dirty = _recount(state, width, points, h, libcount[h], libcount, mark, tick, buf, dirty, n_dirty,
+                n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
                                    mark_dirty, stamp)
     weights_of[0, p] = weights_of[1, p] = 0.0
     ids_of[0, p, 0] = ids_of[1, p, 0] = -1
     for j in range(n_dirty):
-        _refresh(state, width, points, dirty[j], libcount, mark, tick, table, w, weights_of, ids_of, ids)
+        _refresh(state, width, points, dirty[j], libcount, libs_of, mark, tick, w_raw, w, weights_of, ids_of, ids)
 
 
 @njit(cache=True)
@@ -141,41 +141,45 @@ def _window_table(n):
 
 
 @njit(cache=True)
-def _setup(state0, n, w, table):
-    """(libcount, weights_of, ids_of) of the start position, computed once per call."""
+def _setup(state0, n, w_raw, w):
+    """(libcount, libs_of, weights_of, ids_of) of the start position, computed once per call."""
     width = n + 2
     points = width * width
     libcount = np.zeros(points, dtype=np.int64)
     mark = np.zeros(points, dtype=np.int64)
     tick = np.zeros(1, dtype=np.int64)
     buf = np.empty(points, dtype=np.int64)
-    count_all_liberties(state0, n, libcount, mark, tick, buf)
+    libs_of = np.zeros((points, 3), dtype=np.int64)
+    count_all_liberties(state0, n, libcount, libs_of, mark, tick, buf)
     weights_of = np.zeros((2, points))
     ids_of = np.full((2, points, 3), -1, dtype=np.int64)
     ids = np.empty((2, 3), dtype=np.int64)
     for m in range(n * n):
-        _refresh(state0, width, points, to_padded(m, n), libcount, mark, tick, table, w, weights_of, ids_of, ids)
-    return libcount, weights_of, ids_of
+        _refresh(state0, width, points, to_padded(m, n), libcount, libs_of, mark, tick, w_raw, w, weights_of,
+                 ids_of, ids)
+    return libcount, libs_of, weights_of, ids_of
 
 
 @njit(cache=True)
-def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w, table, trace_moves, trace_weights,
+def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w, trace_moves, trace_weights,
                     trace_ids):
     """Play `count` games from state0 by the rollout policy with weights w; their area scores.
+
+    w_raw: the pattern weights by raw pattern (w[canonical_table()[0]], float32: one lookup).
 
     last0: padded point of the previous stone (-1: none). With trace_moves of length > 0 (tests),
     the first game records each move (unpadded, N*N = pass; -1 after the end), the mover's
     sampling weight of every padded point before it (trace_weights (T, P)) and the ids both
-    colours' points hold (trace_ids (T, 2, P, 3)).
+    colours' points hold (trace_ids (T, 2, P, 3), raw patterns first).
     """
     width = n + 2
     points = width * width
     hdr = 5 * points
-    libcount0, weights0, ids0 = _setup(state0, n, w, table)
+    libcount0, libs_of0, weights0, ids0 = _setup(state0, n, w_raw, w)
     near = _window_table(n)
     boost = np.exp(w[DISTANCE0 + 1:DISTANCE0 + NUM_DISTANCES] - w[DISTANCE0])  # (4,) factors of buckets 1..4
     scores = np.empty(count, dtype=np.int64)
-    state, libcount = np.empty_like(state0), np.empty_like(libcount0)
+    state, libcount, libs_of = np.empty_like(state0), np.empty_like(libcount0), np.empty_like(libs_of0)
     weights_of, ids_of = np.empty_like(weights0), np.empty_like(ids0)
     empties, where, freed = np.empty(points, np.int64), np.empty(points, np.int64), np.empty(points, np.int64)
     mark, mark_dirty, tick = np.zeros(points, np.int64), np.zeros(points, np.int64), np.zeros(1, np.int64)
@@ -187,6 +191,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w, table,
     for g in range(count):
         state[:] = state0
         libcount[:] = libcount0
+        libs_of[:] = libs_of0
         weights_of[:] = weights0
         ids_of[:] = ids0
         k = 0
@@ -254,7 +259,8 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w, table,
                     where[freed[j]] = k
                     k += 1
                 stamp += 1
-                _update_after(state, width, points, chosen, joined, freed, n_freed, libcount, mark, tick, buf, table, w,
+                _update_after(state, width, points, chosen, joined, freed, n_freed, libcount, libs_of, mark, tick, buf,
+                              w_raw, w,
                               weights_of, ids_of, ids, dirty, mark_dirty, stamp)
                 passes = 0
                 last = chosen
@@ -270,7 +276,7 @@ class PatternRollouts:
 
     def __init__(self, weights: np.ndarray):
         self.weights = np.ascontiguousarray(weights, dtype=np.float64)
-        self.table = canonical_table()[0]
+        self.raw_weights = self.weights[canonical_table()[0]].astype(np.float32)  # 4 MB, one lookup per pattern
 
     def scores(self, start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:
         """Tromp-Taylor scores (black - white - komi), float64 (count,), of `count` rollouts."""
@@ -287,6 +293,6 @@ class PatternRollouts:
         points = (size + 2) ** 2
         moves, weights = np.empty(record, np.int64), np.zeros((record, points))
         ids = np.zeros((record, 2, points, 3), np.int64)
-        scores = policy_playouts(start._state, size, last_p, count, cap, seed, zobrist_table(size), self.weights,
-                                 self.table, moves, weights, ids)
+        scores = policy_playouts(start._state, size, last_p, count, cap, seed, zobrist_table(size), self.raw_weights,
+                                 self.weights, moves, weights, ids)
         return scores.astype(np.float64) - start.komi, moves, weights, ids
