@@ -6,21 +6,20 @@ numbers are read from results, never assumed.
 
 from __future__ import annotations
 
-from pathlib import Path
 from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import torch
 
-from gocore.nn.nets import RolloutPolicy
 from gocore.nn import rollout_training
+from gocore.nn.nets import RolloutPolicy
 from gocore.nn.rollout_training import RolloutTrainConfig, RolloutTrainError
 from gocore.rules.board import Position
 from gocore.search.rollout import PatternRollouts
 from storage import layout, registry
-from tasks.models import load_net
 from tasks import rollout as rollout_task
+from tasks.models import ModelError, load_net, load_rollout_policy
 from tasks.rollout import train_rollout
 from tasks.train import dataset_facts
 from tests.helpers import build_uct_dataset
@@ -73,3 +72,10 @@ def test_registered_weights_load_weights_only_and_play_rollouts(trained: SimpleN
 def test_a_wrong_board_size_is_refused_before_training(trained: SimpleNamespace) -> None:
     with pytest.raises(RolloutTrainError, match="is 5x5, not 9x9"):
         train_rollout.fn(str(trained.dataset), 9, CONFIG, str(trained.data))
+
+
+def test_load_rollout_policy_refuses_another_size(trained: SimpleNamespace) -> None:
+    rollouts = load_rollout_policy(trained.result.model_uri, SIZE, trained.data)
+    assert np.array_equal(rollouts.weights, load_net(trained.result.model_uri, trained.data).weights_array())
+    with pytest.raises(ModelError, match="not a 9x9 rollout policy"):
+        load_rollout_policy(trained.result.model_uri, 9, trained.data)

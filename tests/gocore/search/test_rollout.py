@@ -7,7 +7,10 @@ import pytest
 
 from gocore.nn import patterns
 from gocore.nn.features import encode_position, get_encoder
+from gocore.nn.inference import UniformEvaluator
 from gocore.rules.board import IllegalMove, Position
+from gocore.search.agents import AlphaGoAgent
+from gocore.search.mcts import MCTSConfig
 from gocore.search.rollout import PatternRollouts
 from tests.gocore.search import rollout_reference as ref
 from tests.helpers import position_from_ascii
@@ -135,3 +138,29 @@ def test_rollout_scores_are_tromp_taylor_and_reproducible() -> None:
     first, again = rollouts.scores(start, 50, seed=9), rollouts.scores(start, 50, seed=9)
     assert np.array_equal(first, again) and len(set(first)) > 5
     assert np.all(np.abs(first) <= 81 + 7.5) and np.all((first + 7.5) % 1 == 0)
+
+
+class CountingRollouts(PatternRollouts):
+    """The rollout policy, counting the games the search asks of it."""
+
+    calls = 0
+
+    def scores(self, start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:
+        self.calls += count
+        return super().scores(start, count, seed, max_moves)
+
+
+def test_alphago_search_takes_its_rollouts_from_the_rollout_policy_when_given_one() -> None:
+    rollouts = CountingRollouts(random_weights(5, 0.3))
+    config = MCTSConfig(simulations=24, rollout_lambda=1.0, temperature_moves=0)
+    agent = AlphaGoAgent(UniformEvaluator(), config, seed=0, rollout_policy=rollouts)
+    move = agent.select_move(Position.initial(5))
+    assert 0 <= move < 25 and rollouts.calls >= 20  # one rollout per leaf the evaluator scored
+    values = {node.value for node in walk(agent._search.roots[0]) if node.prior is not None}
+    assert values <= {-1.0, 0.0, 1.0}  # lambda = 1: the value is the rollout's result alone
+
+
+def walk(node):
+    yield node
+    for child in node.children.values():
+        yield from walk(child)
