@@ -78,9 +78,9 @@ def train_and_register_rollout(dataset: str | Path, size: int | None, config: Ro
     name = registry.model_name(facts.board_size, "rollout")
     if (done := _registered(name, key, data)) is not None:
         return done
-    train = _read_examples(facts, "train", max_rows, config.seed)
-    val = _read_examples(facts, "val", val_rows, config.seed)
-    policy_accuracy = _policy_accuracy(policy_model, facts, val_rows, config.seed, data) if policy_model else None
+    train = read_examples(facts, "train", max_rows, config.seed)
+    val = read_examples(facts, "val", val_rows, config.seed)
+    policy_score = policy_accuracy(policy_model, facts, val_rows, config.seed, data) if policy_model else None
     net_config = NetConfig(board_size=facts.board_size, in_planes=facts.in_planes, encoder=facts.encoder,
                            family="rollout", blocks=0, filters=1, value_hidden=1)
     params = {"rollout": dataclasses.asdict(config), "max_rows": max_rows, "val_rows": val_rows, "key": key,
@@ -93,8 +93,8 @@ def train_and_register_rollout(dataset: str | Path, size: int | None, config: Ro
                              on_loss=lambda step, loss: runs.log_metrics(run_id, {"train/loss": loss}, step, data))
         scores = {"val_accuracy": rollout_training.accuracy(net, val),
                   "uniform_accuracy": rollout_training.uniform_accuracy(val)}
-        if policy_accuracy is not None:
-            scores["policy_accuracy"] = policy_accuracy
+        if policy_score is not None:
+            scores["policy_accuracy"] = policy_score
         runs.log_metrics(run_id, scores, config.steps, data)
         model_dir = checkpoints.save_model(run_dirs.model_dir(run_dirs.run_dir(data, f"rollout-{key}")), net,
                                            net_config.to_dict(), extra={"dataset": facts.name, "rollout_key": key})
@@ -134,7 +134,7 @@ def _stream(facts: DatasetFacts, split: str, seed: int) -> BatchStream:
     return BatchStream(facts.path, READ_BATCH, decoder=ROW_DECODER, split=split, seed=seed, epochs=1, prefetch=0)
 
 
-def _read_examples(facts: DatasetFacts, split: str, limit: int, seed: int) -> Examples:
+def read_examples(facts: DatasetFacts, split: str, limit: int, seed: int) -> Examples:
     """Up to `limit` rows of a split, as examples (rows without a candidate move dropped)."""
     names = get_encoder(facts.encoder).plane_names
     parts, rows = [], 0
@@ -150,7 +150,7 @@ def _read_examples(facts: DatasetFacts, split: str, limit: int, seed: int) -> Ex
 
 
 @torch.no_grad()
-def _policy_accuracy(uri: str, facts: DatasetFacts, limit: int, seed: int, data: Path) -> float:
+def policy_accuracy(uri: str, facts: DatasetFacts, limit: int, seed: int, data: str | Path | None = None) -> float:
     """Top-1 accuracy of a policy net on the held-out rows whose move is a rollout candidate."""
     from tasks.models import load_net
 

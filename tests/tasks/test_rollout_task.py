@@ -41,7 +41,7 @@ def test_the_reported_accuracies_are_the_registered_models_on_held_out_rows(trai
     assert result.model_name == "gozero-5x5-rollout" and not result.reused
     assert result.train_examples > 500 and result.val_examples > 20
     facts = dataset_facts(trained.dataset)
-    val = rollout_task._read_examples(facts, "val", 1000, CONFIG.seed)
+    val = rollout_task.read_examples(facts, "val", 1000, CONFIG.seed)
     net = load_net(result.model_uri, trained.data)
     assert len(val) == result.val_examples
     assert result.val_accuracy == pytest.approx(rollout_training.accuracy(net, val), abs=1e-4)
