@@ -3,6 +3,7 @@
     from tasks.models import load_net
     net = load_net("models:/gozero-9x9@champion")     # or models:/gozero-9x9/3, or a model directory
     net.config.family, net.config.board_size           # "dual", 9: what it is and what it plays
+    rollouts = load_rollout_policy("models:/gozero-9x9-rollout/1", 9)   # AlphaGo's fast rollouts, numba
 
 Weights are read without unpickling code (storage.checkpoints). Nets are cached per process, since
 a worker plays many games and tasks with one model: an alias moves when a model is promoted, so a
@@ -22,6 +23,7 @@ from storage import layout
 
 if TYPE_CHECKING:  # torch and MLflow load only when a model does: `gozero gtp --agent` starts fast
     from gocore.nn.nets import GoNet
+    from gocore.search.rollout import PatternRollouts
 
 
 class ModelError(GozeroError):
@@ -128,3 +130,15 @@ def local_model(uri: str, data_dir: str | Path | None = None) -> tuple[str, str]
 
 def _path(data: str | None) -> Path | None:
     return None if data is None else Path(data)
+
+
+def load_rollout_policy(uri: str | Path, size: int, data_dir: str | Path | None = None) -> PatternRollouts:
+    """The fast rollout policy a model spec names (a ``rollout`` net of `size`), ready for
+    `AlphaGoAgent(..., rollout_policy=...)`; ModelError for another family or board size."""
+    from gocore.search.rollout import PatternRollouts
+
+    net = load_net(uri, data_dir)
+    if net.config.family != "rollout" or net.config.board_size != size:
+        raise ModelError(f"{uri} is a {net.config.board_size}x{net.config.board_size} {net.config.family} net, "
+                         f"not a {size}x{size} rollout policy")
+    return PatternRollouts(net.weights_array())

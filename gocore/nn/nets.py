@@ -1,8 +1,9 @@
 """Networks: the torch modules of AlphaGo Zero (`DualNet`) and AlphaGo 2016 (`PolicyNet`,
 `ValueNet`, `RolloutPolicy`), their `NetConfig`, the size presets and the `build_net` factory.
 
-Every net reads float planes ``(B, in_planes, N, N)`` from an encoder in `gocore.nn.features` (it
-knows only the plane count) and scores moves over ``N*N + 1`` policy indices, row-major from the
+Every net but the rollout policy (sparse feature ids of `gocore.nn.patterns`) reads float planes
+``(B, in_planes, N, N)`` from an encoder in `gocore.nn.features` (it knows only the plane count)
+and scores moves over ``N*N + 1`` policy indices, row-major from the
 top-left, pass last (see `gocore.rules.coords`). Policies are raw logits; values are tanh scalars from
 the perspective of the side to move (+1 = side to move wins).
 
@@ -17,11 +18,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
 
 from gocore.errors import GozeroError
+from gocore.nn import patterns
 from gocore.nn.aux_heads import DualOutput, OwnershipHead
 
 FAMILIES = ("dual", "policy", "value", "rollout")
@@ -344,27 +347,31 @@ class ValueNet(GoNet):
 
 
 class RolloutPolicy(GoNet):
-    """AlphaGo's fast rollout policy: a linear softmax over each point's 3x3 neighbourhood.
+    """AlphaGo's fast rollout policy: a linear softmax over sparse local features of each move.
 
-    One 3x3 conv straight from the input planes (plus a per-point bias), so a point's logit is
-    linear in the planes around it: batched, about 1/70 of the small policy net's cost. The
-    paper's version is linear in one-hot pattern features (whole 3x3 patterns looked up in a
-    table); an encoder emitting such features can feed this same module. The pass logit is
-    linear in the board-averaged planes. Ignores blocks, filters and value_hidden.
+    A candidate's logit is the sum of the weights of its `patterns.FEATURES_PER_MOVE` feature ids
+    (`gocore.nn.patterns`: 3x3 pattern, tactics, line, distance to the previous move), one weight
+    per feature as in the paper. `gocore.search.rollout` plays whole games with these weights in
+    numba; this module is what trains and stores them. It reads feature ids, not planes
+    (`patterns.candidate_features` makes them from planes): `in_planes` and `encoder` record the
+    planes it was trained from. Ignores blocks, filters and value_hidden.
     """
 
     def __init__(self, config: NetConfig):
         super().__init__(config)
-        self.points = PointLogits(config.in_planes, config.board_size, kernel=3)
-        self.pass_logit = nn.Linear(config.in_planes, 1)
-        _init_output(self.points.conv)
-        _init_output(self.pass_logit)
+        self.weight = nn.Parameter(torch.zeros(patterns.NUM_FEATURES))  # (F,) one per feature id
 
-    def forward(self, planes: torch.Tensor) -> torch.Tensor:
-        """Move logits (B, N*N+1) for planes (B, C, N, N)."""
-        self.check_planes(planes)
-        pooled = planes.mean(dim=(2, 3))  # (B, C)
-        return torch.cat([self.points(planes), self.pass_logit(pooled)], dim=1)  # (B, N*N+1)
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        """Logits (B, M) for feature ids (B, M, FEATURES_PER_MOVE) int; -inf where ids are -1."""
+        if ids.dim() != 3 or ids.shape[-1] != patterns.FEATURES_PER_MOVE or ids.is_floating_point():
+            raise ValueError(f"RolloutPolicy expects int feature ids (B, M, {patterns.FEATURES_PER_MOVE}), "
+                             f"got {ids.dtype} {tuple(ids.shape)}")
+        logits = self.weight[ids.clamp(min=0).long()].sum(dim=-1)  # (B, M)
+        return logits.masked_fill(ids[..., 0] < 0, float("-inf"))
+
+    def weights_array(self) -> np.ndarray:
+        """The weights as float64 (F,), for `gocore.search.rollout.PatternRollouts`."""
+        return self.weight.detach().cpu().double().numpy().copy()
 
 
 NET_CLASSES: dict[str, type[GoNet]] = {

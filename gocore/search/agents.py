@@ -22,6 +22,7 @@ import numpy as np
 
 from gocore.rules.board import Position, own_eye_mask, random_playouts
 from gocore.search import mcts
+from gocore.search.rollout import PatternRollouts
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -157,6 +158,7 @@ class AlphaZeroAgent:
         self._root_values: dict[int, list[float]] = {1: [], -1: []}  # per colour, this game: resigning
         self.last_result: mcts.SearchResult | None = None  # the latest search, for logs and GTP
         self._time_budget: float | None = None
+        self.rollout_policy: PatternRollouts | None = None  # AlphaGo's; None: uniform random rollouts
 
     def set_time_budget(self, seconds: float | None) -> None:
         """Think at most about `seconds` per move (GTP time controls); None: simulations only."""
@@ -177,7 +179,8 @@ class AlphaZeroAgent:
     def _start_from(self, position: Position) -> None:
         """Reuse the kept tree if `position` is its root or a child of it, else start afresh."""
         if self._search is None:
-            self._search = mcts.BatchedSearch(self.evaluator, self.config, [position], self._seed)
+            self._search = mcts.BatchedSearch(self.evaluator, self.config, [position], self._seed,
+                                              rollout_policy=self.rollout_policy)
             return
         root = self._search.roots[0]
         if _is_same_state(root.position, position):  # e.g. the same agent plays both colours
@@ -195,17 +198,20 @@ class AlphaZeroAgent:
 class AlphaGoAgent(AlphaZeroAgent):
     """AlphaGo (2016): priors from the SL policy net, leaf value (1 - lambda) * v + lambda * z_rollout.
 
-    Give it ``NetEvaluator(policy_net=sl_policy, value_net=value_net)``; rollouts are uniform
+    Give it ``NetEvaluator(policy_net=sl_policy, value_net=value_net)`` and the fast rollout
+    policy (``PatternRollouts(rollout_net.weights_array())``); without one, rollouts are uniform
     random playouts (see `gocore.search.mcts`). Plays the most visited move (the `ALPHAGO` preset).
     """
 
     kind = "alphago"
 
-    def __init__(self, evaluator: Evaluator, config: mcts.MCTSConfig = mcts.ALPHAGO, seed: int | None = None):
+    def __init__(self, evaluator: Evaluator, config: mcts.MCTSConfig = mcts.ALPHAGO, seed: int | None = None,
+                 rollout_policy: PatternRollouts | None = None):
         if config.rollout_lambda == 0:
             raise ValueError("AlphaGoAgent mixes in rollouts: give it a config with rollout_lambda > 0 "
                              "(AlphaZeroAgent is the lambda = 0 player)")
         super().__init__(evaluator, config, seed)
+        self.rollout_policy = rollout_policy
 
 
 def _is_same_state(a: Position, b: Position) -> bool:

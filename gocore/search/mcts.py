@@ -15,9 +15,9 @@ is 1 (its own evaluation) plus its children's N, so a fresh root ends a search w
 N = simulations and children summing to N - 1; a reused root starts from the N it had.
 
 AlphaGo (2016): with ``rollout_lambda`` > 0 a leaf's value is (1 - lambda) * v + lambda * z, z the
-sign of one uniform random playout (`board.random_playouts`, numba, no own-eye filling) from the
-leaf's side to move. The paper's fast rollout policy (our `nets.RolloutPolicy`) would need a torch
-call per rollout move, about a hundred per leaf: far slower than the network call the leaf costs.
+sign of one rollout from the leaf's side to move: played by the fast rollout policy when the search
+is given one (`rollout.PatternRollouts`, the trained `nets.RolloutPolicy` weights in numba), else
+a uniform random playout (`board.random_playouts`); both never fill their own one-point eyes.
 
 Reaches networks only through `gocore.nn.inference.Evaluator`; imports neither torch nor Prefect.
 """
@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gocore.rules.board import Position, candidate_moves, random_playouts, result_text
+from gocore.search.rollout import PatternRollouts
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -225,8 +226,9 @@ class BatchedSearch:
     """Search trees for G games, advanced in lockstep: one evaluator call per round for all games."""
 
     def __init__(self, evaluator: Evaluator, config: MCTSConfig, positions: Sequence[Position],
-                 seed: int | None = None):
+                 seed: int | None = None, rollout_policy: PatternRollouts | None = None):
         self.evaluator, self.config = evaluator, config
+        self.rollout_policy = rollout_policy  # None: uniform random playouts
         self.rng = np.random.default_rng(seed)
         self.roots = [self._new_node(p, None, -1) for p in positions]
 
@@ -325,12 +327,13 @@ class BatchedSearch:
             value, node = -value, parent
 
     def _mix_rollouts(self, leaves: list[Node], values: np.ndarray) -> np.ndarray:
-        """AlphaGo's leaf value (1 - lambda) * v + lambda * z, z from one random playout."""
+        """AlphaGo's leaf value (1 - lambda) * v + lambda * z, z from one rollout (policy or uniform)."""
         lam = self.config.rollout_lambda
         if lam == 0:
             return values
+        play = random_playouts if self.rollout_policy is None else self.rollout_policy.scores
         seeds = self.rng.integers(1 << 62, size=len(leaves))
-        z = np.array([np.sign(random_playouts(leaf.position, 1, int(seed))[0]) * leaf.position.to_play
+        z = np.array([np.sign(play(leaf.position, 1, int(seed))[0]) * leaf.position.to_play
                       for leaf, seed in zip(leaves, seeds)])  # (B,) side to move's view
         return (1 - lam) * values + lam * z
 

@@ -59,7 +59,7 @@ def _rehash(model_dir: Path) -> None:
 
 # ---------------------------------------------------------------- models
 
-@pytest.mark.parametrize("family", ["dual", "policy", "value", "rollout"])
+@pytest.mark.parametrize("family", ["dual", "policy", "value"])  # rollout: tests/tasks/test_rollout_task.py
 def test_saved_model_loads_with_identical_outputs_and_tensors(tmp_path: Path, family: str) -> None:
     net = _trained_net(family)
     save_model(tmp_path / "model", net, net.config.to_dict(), extra={"generation": 3})

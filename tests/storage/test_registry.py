@@ -263,7 +263,7 @@ def test_registering_a_run_without_a_model_is_refused(store: Path) -> None:
 def test_planted_pickle_is_refused_by_uri_and_path_and_never_runs(store: Path, tmp_path: Path,
                                                                    payload: str) -> None:
     marker = tmp_path / "pwned"
-    net = trained_net("rollout", size=5)
+    net = trained_net("value", size=5)
     model_dir = save_model(tmp_path / "model", net, net.config.to_dict())
     if payload == "raw-pickle":
         planted = pickle.dumps({"stem.weight": Planted(marker)})
@@ -277,7 +277,7 @@ def test_planted_pickle_is_refused_by_uri_and_path_and_never_runs(store: Path, t
     (model_dir / CONFIG_FILE).write_text(json.dumps(meta))
     with runs.training_run(5, {"lr": 0.1}) as run_id:
         runs.log_model(run_id, model_dir)
-    uri = f"models:/gozero-5x5-rollout/{registry.register(run_id)}"
+    uri = f"models:/gozero-5x5-value/{registry.register(run_id)}"
     for source in (uri, str(model_dir)):
         with pytest.raises(RegistryError, match=rf"^cannot load {re.escape(source)}: .*refusing to unpickle"):
             registry.load(source, build_net)

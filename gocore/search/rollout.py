@@ -1,0 +1,298 @@
+"""AlphaGo's fast rollout policy played in numba: whole games sampled from a linear softmax.
+
+`PatternRollouts(weights).scores(position, count, seed)` plays `count` games from `position`,
+each move drawn from softmax(sum of the candidate's feature weights) over the mover's candidates
+(`gocore.nn.patterns`: legal, not its own eye, not the ko point), passing only when there is none,
+and returns their Tromp-Taylor scores, as `board.random_playouts` does for uniform moves.
+
+Speed comes from incremental updates (start reading at `_play`): every empty point keeps
+exp(logit without the distance term) for each colour in `weights_of`, and after a move only the
+points whose features can have changed are recomputed: the 3x3 around the stone and around
+captured stones, and the liberties of chains whose liberty count changed (unless it stayed at
+4 or more). The distance-to-previous-move term touches 20 points around the last stone; it is
+applied at sampling time as a second mixture component. Sampling is two linear scans over the
+empty points. Simple ko only, as for every rollout.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from gocore.nn.patterns import (
+    DISTANCE0,
+    LIB_CAP,
+    NUM_DISTANCES,
+    WINDOW,
+    canonical_table,
+    collect_liberties,
+    count_all_liberties,
+    count_liberties,
+    point_features,
+)
+from gocore.rules.batch import _xorshift
+from gocore.rules.board import Position, zobrist_table
+from gocore.rules.kernels import (
+    EMPTY,
+    KO_H,
+    PASSES_H,
+    TO_PLAY_H,
+    area_score,
+    from_padded,
+    place,
+    play_pass,
+    to_padded,
+)
+
+MAX_LOGIT = 30.0  # weights are exp(logit): clipped so that no sum overflows or swamps the rest
+
+
+@njit(cache=True, inline="always")
+def _refresh(state, width, points, p, libcount, libs_of, mark, tick, w_raw, w, weights_of, ids_of, ids):
+    """Recompute both colours' weight (and raw pattern and ids) of padded point p."""
+    mask = point_features(state, width, points, p, libcount, libs_of, mark, tick, ids) if state[p] == EMPTY else 0
+    for ci in range(2):
+        weights_of[ci, p] = 0.0
+        ids_of[ci, p, 0] = -1
+        if mask & (ci + 1):
+            logit = w_raw[ids[ci, 0]] + w[ids[ci, 1]] + w[ids[ci, 2]] + w[DISTANCE0]
+            weights_of[ci, p] = np.exp(min(max(logit, -MAX_LOGIT), MAX_LOGIT))
+            ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[ci, 0], ids[ci, 1], ids[ci, 2]
+
+
+@njit(cache=True, inline="always")
+def _mark(q, dirty, n_dirty, mark_dirty, stamp):
+    if mark_dirty[q] != stamp:
+        mark_dirty[q] = stamp
+        dirty[n_dirty] = q
+        n_dirty += 1
+    return n_dirty
+
+
+@njit(cache=True)
+def _recount(state, width, points, h, old, libcount, libs_of, mark, tick, buf, dirty, n_dirty, mark_dirty, stamp):
+    """Count h's liberties; mark them dirty unless the count was `old` >= LIB_CAP and still is."""
+    k = count_liberties(state, width, points, h, libcount, libs_of, mark, tick, buf)
+    if old >= LIB_CAP and k >= LIB_CAP:
+        return n_dirty  # 3+ liberties before and after: no feature of its liberties changed
+    if k >= LIB_CAP:
+        k = collect_liberties(state, width, points, h, mark, tick, buf, points)
+    for j in range(k):
+        n_dirty = _mark(buf[j], dirty, n_dirty, mark_dirty, stamp)
+    return n_dirty
+
+
+@njit(cache=True)
+def _update_after(state, width, points, p, joined, freed, n_freed, libcount, libs_of, mark, tick, buf, w_raw, w,
+                  weights_of, ids_of, ids, dirty, mark_dirty, stamp):
+    """After a stone at p captured freed[:n_freed]: fix chain liberty counts, then refresh the
+    points whose features may have changed. joined: the smallest liberty count, before the move,
+    of the own chains the stone joined (LIB_CAP if none: its liberties are its neighbours)."""
+    head = 2 * points
+    color = state[p]
+    own_head = state[head + p]
+    n_dirty = _recount(state, width, points, own_head, joined, libcount, libs_of, mark, tick, buf, dirty, 0,
+                       mark_dirty, stamp)
+    for q in (p - width, p + 1, p + width, p - 1):
+        if state[q] == 3 - color:
+            h = state[head + q]
+            n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
+                               mark_dirty, stamp)
+    for q in (p - width - 1, p - width, p - width + 1, p - 1, p + 1, p + width - 1, p + width, p + width + 1):
+        if state[q] == EMPTY:
+            n_dirty = _mark(q, dirty, n_dirty, mark_dirty, stamp)
+    for j in range(n_freed):
+        f = freed[j]
+        for q in (f - width - 1, f - width, f - width + 1, f - 1, f, f + 1, f + width - 1, f + width, f + width + 1):
+            if state[q] == EMPTY:
+                n_dirty = _mark(q, dirty, n_dirty, mark_dirty, stamp)
+            elif state[q] == color and state[head + q] != own_head and libcount[state[head + q]] < LIB_CAP:
+                h = state[head + q]
+                n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
+                                   mark_dirty, stamp)
+    weights_of[0, p] = weights_of[1, p] = 0.0
+    ids_of[0, p, 0] = ids_of[1, p, 0] = -1
+    for j in range(n_dirty):
+        _refresh(state, width, points, dirty[j], libcount, libs_of, mark, tick, w_raw, w, weights_of, ids_of, ids)
+
+
+@njit(cache=True)
+def _joined_liberties(state, width, points, p, color, libcount):
+    """Smallest liberty count among `color`'s chains next to p (LIB_CAP if there are none)."""
+    least = LIB_CAP
+    for q in (p - width, p + 1, p + width, p - 1):
+        if state[q] == color:
+            least = min(least, libcount[state[2 * points + q]])
+    return least
+
+
+@njit(cache=True)
+def _window_table(n):
+    """(padded points, 20) neighbours near each point (-1 off the board) and their buckets."""
+    width = n + 2
+    near = np.full((width * width, WINDOW.shape[0]), -1, dtype=np.int64)
+    for m in range(n * n):
+        r, c = divmod(m, n)
+        for j in range(WINDOW.shape[0]):
+            rr, cc = r + WINDOW[j, 0], c + WINDOW[j, 1]
+            if 0 <= rr < n and 0 <= cc < n:
+                near[to_padded(m, n), j] = to_padded(rr * n + cc, n)
+    return near
+
+
+@njit(cache=True)
+def _setup(state0, n, w_raw, w):
+    """(libcount, libs_of, weights_of, ids_of) of the start position, computed once per call."""
+    width = n + 2
+    points = width * width
+    libcount = np.zeros(points, dtype=np.int64)
+    mark = np.zeros(points, dtype=np.int64)
+    tick = np.zeros(1, dtype=np.int64)
+    buf = np.empty(points, dtype=np.int64)
+    libs_of = np.zeros((points, 3), dtype=np.int64)
+    count_all_liberties(state0, n, libcount, libs_of, mark, tick, buf)
+    weights_of = np.zeros((2, points))
+    ids_of = np.full((2, points, 3), -1, dtype=np.int64)
+    ids = np.empty((2, 3), dtype=np.int64)
+    for m in range(n * n):
+        _refresh(state0, width, points, to_padded(m, n), libcount, libs_of, mark, tick, w_raw, w, weights_of,
+                 ids_of, ids)
+    return libcount, libs_of, weights_of, ids_of
+
+
+@njit(cache=True)
+def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w, trace_moves, trace_weights,
+                    trace_ids):
+    """Play `count` games from state0 by the rollout policy with weights w; their area scores.
+
+    w_raw: the pattern weights by raw pattern (w[canonical_table()[0]], float32: one lookup).
+
+    last0: padded point of the previous stone (-1: none). With trace_moves of length > 0 (tests),
+    the first game records each move (unpadded, N*N = pass; -1 after the end), the mover's
+    sampling weight of every padded point before it (trace_weights (T, P)) and the ids both
+    colours' points hold (trace_ids (T, 2, P, 3), raw patterns first).
+    """
+    width = n + 2
+    points = width * width
+    hdr = 5 * points
+    libcount0, libs_of0, weights0, ids0 = _setup(state0, n, w_raw, w)
+    near = _window_table(n)
+    boost = np.exp(w[DISTANCE0 + 1:DISTANCE0 + NUM_DISTANCES] - w[DISTANCE0])  # (4,) factors of buckets 1..4
+    scores = np.empty(count, dtype=np.int64)
+    state, libcount, libs_of = np.empty_like(state0), np.empty_like(libcount0), np.empty_like(libs_of0)
+    weights_of, ids_of = np.empty_like(weights0), np.empty_like(ids0)
+    empties, where, freed = np.empty(points, np.int64), np.empty(points, np.int64), np.empty(points, np.int64)
+    mark, mark_dirty, tick = np.zeros(points, np.int64), np.zeros(points, np.int64), np.zeros(1, np.int64)
+    buf, dirty, ids = np.empty(points, np.int64), np.empty(points, np.int64), np.empty((2, 3), np.int64)
+    extra = np.empty(WINDOW.shape[0])
+    stamp = 0
+    rng = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x2545F4914F6CDD1D)
+    trace_moves[:] = -1
+    for g in range(count):
+        state[:] = state0
+        libcount[:] = libcount0
+        libs_of[:] = libs_of0
+        weights_of[:] = weights0
+        ids_of[:] = ids0
+        k = 0
+        for p in range(points):
+            if state[p] == EMPTY:
+                empties[k] = p
+                where[p] = k
+                k += 1
+        color, passes, last, moves = state[hdr + TO_PLAY_H], state[hdr + PASSES_H], last0, 0
+        while moves < max_moves and passes < 2:
+            ci = color - 1
+            ko = state[hdr + KO_H]
+            ko_weight = 0.0
+            if ko >= 0:  # the ko point is no candidate this move: take it out of the sums
+                ko_weight, weights_of[ci, ko] = weights_of[ci, ko], 0.0
+            base = 0.0
+            for i in range(k):
+                base += weights_of[ci, empties[i]]
+            total = base
+            for j in range(WINDOW.shape[0]):
+                q = near[last, j] if last >= 0 else -1
+                extra[j] = weights_of[ci, q] * (boost[WINDOW[j, 2] - 1] - 1.0) if q >= 0 else 0.0
+                total += extra[j]
+            if g == 0 and moves < trace_moves.shape[0]:
+                trace_weights[moves] = weights_of[ci]
+                for j in range(WINDOW.shape[0]):
+                    q = near[last, j] if last >= 0 else -1
+                    if q >= 0:
+                        trace_weights[moves, q] += extra[j]
+                trace_ids[moves] = ids_of
+            chosen = -1
+            if total > 0.0:
+                rng = _xorshift(rng)
+                u = (np.float64(rng >> np.uint64(11)) / 9007199254740992.0) * total
+                if u < base:
+                    for i in range(k):
+                        chosen = empties[i] if weights_of[ci, empties[i]] > 0.0 else chosen
+                        u -= weights_of[ci, empties[i]]
+                        if u < 0.0 and chosen >= 0:
+                            break
+                else:
+                    u -= base
+                    for j in range(WINDOW.shape[0]):
+                        chosen = near[last, j] if extra[j] != 0.0 else chosen
+                        u -= extra[j]
+                        if u < 0.0 and chosen >= 0:
+                            break
+            if ko >= 0:
+                weights_of[ci, ko] = ko_weight
+            if g == 0 and moves < trace_moves.shape[0]:
+                trace_moves[moves] = n * n if chosen < 0 else from_padded(chosen, n)
+            if chosen < 0:
+                play_pass(state, points, color)
+                passes += 1
+                last = -1
+            else:
+                i = where[chosen]
+                empties[i] = empties[k - 1]
+                where[empties[i]] = i
+                k -= 1
+                joined = _joined_liberties(state, width, points, chosen, color, libcount)
+                _, n_freed = place(state, width, points, chosen, color, zobrist, freed, 0)
+                for j in range(n_freed):
+                    empties[k] = freed[j]
+                    where[freed[j]] = k
+                    k += 1
+                stamp += 1
+                _update_after(state, width, points, chosen, joined, freed, n_freed, libcount, libs_of, mark, tick, buf,
+                              w_raw, w,
+                              weights_of, ids_of, ids, dirty, mark_dirty, stamp)
+                passes = 0
+                last = chosen
+            color = 3 - color
+            moves += 1
+        scores[g] = area_score(state, n)
+    return scores
+
+
+class PatternRollouts:
+    """The rollout policy's games from any position: weights (NUM_FEATURES,) from a trained
+    `RolloutPolicy` (`weights_array`)."""
+
+    def __init__(self, weights: np.ndarray):
+        self.weights = np.ascontiguousarray(weights, dtype=np.float64)
+        self.raw_weights = self.weights[canonical_table()[0]].astype(np.float32)  # 4 MB, one lookup per pattern
+
+    def scores(self, start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:
+        """Tromp-Taylor scores (black - white - komi), float64 (count,), of `count` rollouts."""
+        return self.trace(start, count, seed, max_moves, 0)[0]
+
+    def trace(self, start: Position, count: int, seed: int = 0, max_moves: int | None = None, record: int = 0
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """(scores, moves (record,), mover weights (record, P), ids (record, 2, P, 3)) of the
+        first game's first `record` moves: what tests compare with a slow reference."""
+        size = start.size
+        cap = 3 * size * size if max_moves is None else max_moves
+        last = start.last_move
+        last_p = to_padded(last, size) if last is not None and last < size * size else -1
+        points = (size + 2) ** 2
+        moves, weights = np.empty(record, np.int64), np.zeros((record, points))
+        ids = np.zeros((record, 2, points, 3), np.int64)
+        scores = policy_playouts(start._state, size, last_p, count, cap, seed, zobrist_table(size), self.raw_weights,
+                                 self.weights, moves, weights, ids)
+        return scores.astype(np.float64) - start.komi, moves, weights, ids
