@@ -37,12 +37,13 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
+from gocore.play.gtp_analysis import ANALYSE_COMMANDS, GENMOVE_COMMANDS, LineReader, parse_request, stream_analysis
 from gocore.play.gtp_board import board_diagram, chains, cleanup_move
 from gocore.play.gtp_clock import Clock, TimeSettings
 from gocore.play.gtp_protocol import (
@@ -63,6 +64,7 @@ log = logging.getLogger(__name__)
 PROTOCOL_VERSION = "2"
 DEFAULT_SIZE = 9
 MIN_MOVES_LEFT = 10  # our moves assumed still to come, however late in the game
+PONDER_LIMIT = 50_000  # simulations an analysis adds at most: the tree's memory stays around 200 MB
 _STATUSES = ("alive", "dead", "seki")
 Setup = tuple[tuple[int, ...], tuple[int, ...], int]  # black stones, white stones, first to play
 _EMPTY_SETUP: Setup = ((), (), 1)
@@ -74,7 +76,7 @@ class GtpEngine:
 
     def __init__(self, agent: Agent | AgentFactory, name: str = "gozero", version: str = "",
                  sizes: set[int] | None = None, *, size: int | None = None, komi: float = 7.5,
-                 seed: int | None = None):
+                 seed: int | None = None, ponder_limit: int = PONDER_LIMIT):
         self.name, self.version = name, version
         self.sizes = frozenset(range(MIN_SIZE, MAX_SIZE + 1) if sizes is None else sizes)
         if not self.sizes or not self.sizes <= set(range(MIN_SIZE, MAX_SIZE + 1)):
@@ -87,14 +89,17 @@ class GtpEngine:
         self._agent_key: tuple[int, float] | None = None  # (size, komi) the agent was built for
         self._rng = np.random.default_rng(seed)
         self._time, self._clocks = TimeSettings(), {}
-        self.is_running = True
+        self.is_running, self.ponder_limit = True, ponder_limit
         self._start(start, komi)
+        # analysis needs a search tree: offered (and listed) only for an agent that can show one
+        analysers = {**ANALYSE_COMMANDS, **GENMOVE_COMMANDS} if hasattr(self._current_agent(), "analyse") else {}
+        self._streams: dict[str, str] = analysers
         self._handlers: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: PROTOCOL_VERSION,
             "name": lambda args: self.name,
             "version": lambda args: self.version,
             "known_command": self._known_command,
-            "list_commands": lambda args: "\n".join(self._handlers),
+            "list_commands": lambda args: "\n".join(self.commands),
             "quit": self._quit,
             "boardsize": self._boardsize,
             "clear_board": self._clear_board,
@@ -114,7 +119,7 @@ class GtpEngine:
     @property
     def commands(self) -> tuple[str, ...]:
         """The command names this engine implements (what `list_commands` answers)."""
-        return tuple(self._handlers)
+        return (*self._handlers, *self._streams)
 
     @property
     def position(self) -> Position:
@@ -129,36 +134,45 @@ class GtpEngine:
     # --- the protocol ------------------------------------------------------------------------
 
     def handle(self, line: str) -> str | None:
-        """The response to one input line, blank line included; None for empty and comment lines."""
+        """The response to one input line, blank line included; None for empty and comment lines.
+        An analysis command stops at once here, since no next line can come: `serve` streams it."""
+        pieces = list(self.respond(line, lambda seconds: True))
+        return "".join(pieces) if pieces else None
+
+    def respond(self, line: str, has_input: Callable[[float], bool]) -> Iterator[str]:
+        """The response to one input line, in pieces to write as they come: one piece, or for an
+        analysis command its ``=`` line, its info lines and its end, pondering until `has_input`."""
         words = preprocess(line).split()
         if not words:
-            return None
+            return
         command_id = words.pop(0) if words[0].isascii() and words[0].isdigit() else ""
         if not words:
-            return format_response("?", command_id, "syntax error: an id but no command")
-        handler = self._handlers.get(words[0])
-        if handler is None:
+            yield format_response("?", command_id, "syntax error: an id but no command")
+        elif words[0] in self._streams:
+            yield from self._analyse(command_id, words, has_input)
+        elif words[0] not in self._handlers:
             log.warning("unknown command %r", words[0])
-            return format_response("?", command_id, "unknown command")
-        try:
-            return format_response("=", command_id, handler(words[1:]))
-        except GtpFailure as failure:
-            cause = f" ({failure.__cause__})" if failure.__cause__ else ""
-            log.warning("refused %r: %s%s", " ".join(words), failure, cause)
-            return format_response("?", command_id, " ".join(str(failure).split()))
-        except Exception as error:  # a bug must not end a game a GUI is showing: answer, log, go on
-            log.exception("command %r failed", " ".join(words))
-            return format_response("?", command_id, " ".join(f"internal error: {type(error).__name__}: {error}".split()))
+            yield format_response("?", command_id, "unknown command")
+        else:
+            try:
+                yield format_response("=", command_id, self._handlers[words[0]](words[1:]))
+            except GtpFailure as failure:
+                yield _refusal(command_id, words, failure)
+            except Exception as error:  # a bug must not end a game a GUI is showing: answer, log, go on
+                log.exception("command %r failed", " ".join(words))
+                yield format_response("?", command_id, " ".join(f"internal error: {type(error).__name__}: {error}".split()))
 
     def serve(self, stdin: TextIO, stdout: TextIO) -> None:
-        """Answer commands from `stdin` on `stdout`, flushing each response, until quit or end of input."""
-        for line in iter(stdin.readline, ""):
-            response = self.handle(line)
-            if response is not None:
-                stdout.write(response)
-                stdout.flush()
-            if not self.is_running:
+        """Answer commands from `stdin` on `stdout`, flushing each piece, until quit or end of input.
+        stdin is read ahead (`LineReader`), so that analysis searches until the next line comes."""
+        lines = LineReader(stdin)
+        while self.is_running:
+            line = lines.next_line()
+            if line is None:
                 return
+            for piece in self.respond(line, lines.has_input):
+                stdout.write(piece)
+                stdout.flush()
 
     # --- the game ------------------------------------------------------------------------------
 
@@ -231,7 +245,12 @@ class GtpEngine:
     def _genmove(self, args: list[str], cleanup: bool) -> str:
         (color_text,) = expect_args(args, 1, "genmove COLOR")
         color, started = parse_color(color_text), time.monotonic()
-        move = self._select_move(color)
+        agent, position = self._prepare_move(color)
+        return self._play_chosen(color, int(agent.select_move(position)), cleanup, started)
+
+    def _play_chosen(self, color: int, move: int, cleanup: bool, started: float) -> str:
+        """Play the agent's `move` for `color` (kgs cleanup rules first), charge the clock, and
+        answer its vertex or ``resign``."""
         if cleanup and (move == RESIGN or is_pass(move, self.size)):
             move = cleanup_move(self.position, color, move, self._rng)
         if color in self._clocks:
@@ -244,8 +263,8 @@ class GtpEngine:
             raise GtpFailure(f"the agent chose an illegal move: {error}") from None
         return to_gtp(move, self.size)
 
-    def _select_move(self, color: int) -> int:
-        """The agent's move for `color`, after telling a time-aware agent its budget."""
+    def _prepare_move(self, color: int) -> tuple[Agent, Position]:
+        """The agent to move for `color`, told its time budget if it heeds one, and the position it sees."""
         agent, position = self._current_agent(), self.position
         if hasattr(agent, "set_time_budget"):
             clock = self._clocks.get(color)
@@ -253,7 +272,34 @@ class GtpEngine:
             agent.set_time_budget(None if clock is None else clock.budget(self._time, moves_left))
         if position.to_play != color:  # out of turn: the other colour passes first, in the agent's view
             position = position.play(pass_move(self.size), -color)
-        return int(agent.select_move(position))
+        return agent, position
+
+    def _analyse(self, command_id: str, words: list[str], has_input: Callable[[float], bool]) -> Iterator[str]:
+        """lz-/kata-analyze (ponder until the next line) and lz-/kata-genmove_analyze (search, play)."""
+        is_genmove, kind = words[0] in GENMOVE_COMMANDS, self._streams[words[0]]
+        try:
+            request = parse_request(kind, words[1:])
+            if is_genmove and request.color is None:
+                raise GtpFailure(f"syntax error: usage: {words[0]} COLOR [INTERVAL] [KEY VALUE]...")
+            started, color = time.monotonic(), request.color or self.position.to_play
+            agent, position = self._prepare_move(color)
+        except GtpFailure as failure:
+            yield _refusal(command_id, words, failure)
+            return
+        yield f"={command_id}\n"
+        if not is_genmove:
+            yield from stream_analysis(agent, position, request, self.ponder_limit, has_input)
+            yield "\n"
+            return
+        budget = agent.time_budget
+        yield from stream_analysis(agent, position, request, agent.config.simulations,
+                                   deadline=None if budget is None else started + budget)
+        try:
+            vertex = self._play_chosen(color, agent.select_searched_move(position), False, started)
+        except GtpFailure as failure:  # the "=" is out already: log the failure, give up the game
+            log.warning("%s: %s", " ".join(words), failure)
+            vertex = "resign"
+        yield f"play {vertex}\n\n"
 
     def _undo(self, args: list[str]) -> str:
         if not self._moves:
@@ -306,3 +352,10 @@ class GtpEngine:
             raise GtpFailure(f"cannot load file: {error}") from None
         self._start(record.size, record.komi, setup, kept, positions)
         return ""
+
+
+def _refusal(command_id: str, words: list[str], failure: GtpFailure) -> str:
+    """The ``?`` response to a refused command, logged with its cause."""
+    cause = f" ({failure.__cause__})" if failure.__cause__ else ""
+    log.warning("refused %r: %s%s", " ".join(words), failure, cause)
+    return format_response("?", command_id, " ".join(str(failure).split()))
