@@ -8,7 +8,10 @@ is `gocore.play.gtp_client`. Start reading at `GtpEngine.handle`; `GtpEngine.ser
 
 Commands: the eleven GTP v2 requires (protocol_version, name, version, known_command,
 list_commands, quit, boardsize, clear_board, komi, play, genmove), and undo, showboard,
-final_score, final_status_list, time_settings, time_left, kgs-genmove_cleanup, loadsgf.
+final_score, final_status_list, time_settings, time_left, kgs-genmove_cleanup, loadsgf; with an
+agent that searches a tree (``analyse``), the analysis commands lz-analyze, kata-analyze,
+lz-genmove_analyze and kata-genmove_analyze (`gocore.play.gtp_analysis`). list_commands and
+known_command name exactly the commands this engine answers.
 
 Decisions:
 - The rules are `gocore.rules.board`'s: no suicide, positional superko, Tromp-Taylor area scoring. So
@@ -28,6 +31,10 @@ Decisions:
 - `komi` replays the game with the new komi (a position carries its komi). `boardsize` and
   `clear_board` start an empty board. `loadsgf FILE [N]` takes size, komi, setup stones and the
   moves before move N (GNU Go's reading: N is the next move to play) from `gocore.rules.sgf_read`.
+- Analysis streams: ``=`` at once, then info lines while the search runs, then the blank line
+  when the next input line (any line) arrives; `serve` reads stdin on a thread only when asked
+  (`gtp_analysis.LineReader`), so it can search between looks. A ponder stops after
+  `ponder_limit` simulations (memory) and waits.
 - The agent is one fixed agent for every size the engine accepts, or comes from
   ``factory(size, komi)``, built again when the size or komi has changed at the next genmove.
 """
@@ -209,7 +216,7 @@ class GtpEngine:
 
     def _known_command(self, args: list[str]) -> str:
         (name,) = expect_args(args, 1, "known_command COMMAND")
-        return "true" if name in self._handlers else "false"
+        return "true" if name in self.commands else "false"
 
     def _quit(self, args: list[str]) -> str:
         self.is_running = False
