@@ -6,21 +6,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from gocore.nn.inference import UniformEvaluator
 from gocore.rules.board import Position
 from gocore.search import mcts
 from gocore.search.analysis import HeadOutputs, analyse, head_outputs, lower_bound
-from tests.helpers import position_from_ascii
+from tests.helpers import AreaEvaluator, position_from_ascii
 
 SIZE = 5
-
-
-class AreaEvaluator:
-    """Uniform priors; value and score lead from the Tromp-Taylor area count, side to move's view."""
-
-    def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
-        priors, _ = UniformEvaluator().evaluate(positions)
-        return priors, np.array([np.tanh(p.score() * p.to_play / 5) for p in positions], np.float32)
 
 
 class AreaHeadsEvaluator(AreaEvaluator):
