@@ -114,12 +114,15 @@ def stream_analysis(agent: AlphaZeroAgent, position: Position, request: Analysis
                     has_input: Callable[[float], bool] | None = None, deadline: float | None = None) -> Iterator[str]:
     """Search `position` with `agent` (an `AlphaZeroAgent`) in chunks, yielding an info line every
     interval. Pondering (`has_input` given): until `has_input(seconds)` says the next line has come,
-    resting once `limit` simulations are done. Otherwise until `limit` simulations or the `deadline`."""
-    next_line, searched, root, fresh = _next(request.interval), 0, None, False
-    while searched < limit and (deadline is None or time.monotonic() < deadline):
+    resting once the root has `limit` visits (a kept tree counts: memory stays bounded however
+    often a GUI asks). Otherwise: `limit` more simulations, or until the `deadline`."""
+    next_line, searched, fresh = _next(request.interval), 0, True  # fresh: the tree has news for a line
+    root = agent.analyse(position, 0) if has_input is not None else None  # the kept tree, unsearched
+    while (root.visits < limit if has_input is not None else searched < limit) and (
+            deadline is None or searched == 0 or time.monotonic() < deadline):
         if has_input is not None and has_input(0.0):
             return
-        root = agent.analyse(position, min(CHUNK, limit - searched))
+        root = agent.analyse(position, CHUNK if has_input is not None else min(CHUNK, limit - searched))
         searched, fresh = searched + CHUNK, True
         if root.terminal_value is not None:
             break

@@ -168,10 +168,11 @@ class AlphaZeroAgent:
         return self._decide(position, self._search.search(deadline=deadline)[0])
 
     def analyse(self, position: Position, simulations: int) -> mcts.Node:
-        """Search `simulations` more from `position` (on the kept tree when it is that position or a
-        child of it) and return the root, for `gocore.search.analysis`; a finished game is not searched."""
+        """Search `simulations` more (0: none) from `position`, on the kept tree when it is that
+        position or a child of it, and return the root, for `gocore.search.analysis`; a finished
+        game is not searched."""
         self._start_from(position)
-        if self._search.roots[0].terminal_value is None:
+        if simulations > 0 and self._search.roots[0].terminal_value is None:
             self._search.search(simulations=simulations)
         return self._search.roots[0]
 

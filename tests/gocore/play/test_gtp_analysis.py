@@ -123,6 +123,23 @@ def test_analyze_streams_lines_until_the_next_line_arrives(evaluator):
     assert engine.moves == ((1, from_gtp("E5", SIZE)),)  # analysis plays nothing
 
 
+def test_pondering_rests_once_the_root_has_the_ponder_limits_visits(evaluator):
+    engine = net_engine(evaluator, ponder_limit=100)
+    looks = []
+
+    def has_input(seconds: float) -> bool:
+        looks.append(seconds)
+        return len(looks) > 40  # the next command comes after 40 looks
+
+    for command_id in (1, 2):  # a GUI asking again about the same position: the kept tree counts
+        looks.clear()
+        pieces = list(engine.respond(f"{command_id} lz-analyze 1", has_input))
+        visits = sum(int(info.split()[4]) for info in infos(pieces[-2]))
+        assert 100 - 1 <= visits < 100 + 16  # the root's own evaluation is not a move's visit
+        assert 1.0 in looks  # it waited for the next command without searching
+    assert pieces[0] == "=2\n" and pieces[-1] == "\n"
+
+
 def test_genmove_analyze_streams_then_plays_its_move(evaluator):
     engine = net_engine(evaluator, simulations=32)
     response = engine.handle("3 lz-genmove_analyze b 1")
