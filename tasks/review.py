@@ -86,12 +86,15 @@ def winrate_graph(first_black: float, reviews: Sequence[MoveReview], blunder: fl
     axes.fill_between(numbers, black, 50, color="0.85")
     axes.plot(numbers, black, color="black", linewidth=1.2)
     axes.axhline(50, color="0.5", linewidth=0.6)
-    for threshold, color in ((2 * blunder, "red"), (blunder, "orange")):
-        marked = [r for r in reviews if r.loss >= threshold and (threshold == 2 * blunder or r.loss < 2 * blunder)]
-        axes.scatter([r.number for r in marked], [100 * r.black_winrate for r in marked], color=color, s=14,
-                     zorder=3, label=f"loss >= {threshold:.0%}")
+    for color, label, marked in (
+            ("red", f"lost {2 * blunder:.0%} or more", [r for r in reviews if r.loss >= 2 * blunder]),
+            ("orange", f"lost {blunder:.0%} to {2 * blunder:.0%}", [r for r in reviews if blunder <= r.loss < 2 * blunder])):
+        if marked:
+            axes.scatter([r.number for r in marked], [100 * r.black_winrate for r in marked], color=color, s=14,
+                         zorder=3, label=label)
     axes.set(xlim=(0, max(numbers[-1], 1)), ylim=(0, 100), xlabel="move", ylabel="black win rate (%)", title=title)
-    axes.legend(loc="upper right", fontsize="small")
+    if axes.get_legend_handles_labels()[0]:
+        axes.legend(loc="upper right", fontsize="small")
     figure.tight_layout()
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")
