@@ -50,7 +50,14 @@ from typing import TextIO
 
 import numpy as np
 
-from gocore.play.gtp_analysis import ANALYSE_COMMANDS, GENMOVE_COMMANDS, LineReader, parse_request, stream_analysis
+from gocore.play.gtp_analysis import (
+    ANALYSE_COMMANDS,
+    GENMOVE_COMMANDS,
+    AnalysisRequest,
+    LineReader,
+    parse_request,
+    stream_analysis,
+)
 from gocore.play.gtp_board import board_diagram, chains, cleanup_move
 from gocore.play.gtp_clock import Clock, TimeSettings
 from gocore.play.gtp_protocol import (
@@ -64,7 +71,7 @@ from gocore.play.gtp_protocol import (
 from gocore.rules import sgf, sgf_read
 from gocore.rules.board import MAX_SIZE, MIN_SIZE, IllegalMove, Position
 from gocore.rules.coords import CoordinateError, from_gtp, is_pass, pass_move, to_gtp
-from gocore.search.agents import RESIGN, Agent
+from gocore.search.agents import RESIGN, Agent, AlphaZeroAgent
 
 log = logging.getLogger(__name__)
 
@@ -294,10 +301,19 @@ class GtpEngine:
             yield _refusal(command_id, words, failure)
             return
         yield f"={command_id}\n"
-        if not is_genmove:
-            yield from stream_analysis(agent, position, request, self.ponder_limit, has_input)
+        try:
+            if is_genmove:
+                yield from self._genmove_analyze(agent, position, color, request, started, words)
+            else:
+                yield from stream_analysis(agent, position, request, self.ponder_limit, has_input)
+                yield "\n"
+        except Exception:  # the "=" is out: a bug must still end the response, and not the session
+            log.exception("command %r failed", " ".join(words))
             yield "\n"
-            return
+
+    def _genmove_analyze(self, agent: AlphaZeroAgent, position: Position, color: int, request: AnalysisRequest, started: float,
+                         words: list[str]) -> Iterator[str]:
+        """The search of a genmove, with info lines, then ``play VERTEX`` and the end of the response."""
         budget = agent.time_budget
         yield from stream_analysis(agent, position, request, agent.config.simulations,
                                    deadline=None if budget is None else started + budget)

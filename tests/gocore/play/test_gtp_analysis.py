@@ -183,3 +183,13 @@ def test_serve_ponders_until_the_next_command_and_then_answers_it(evaluator):
     assert rest == "=2 gozero\n\n= \n\n"
     answered = next(t for t, piece in output if piece.startswith("=2"))
     assert answered - sent < 1.0  # the search stopped within a chunk or so, not at its limit
+
+
+def test_a_failing_analysis_ends_its_response_and_the_session_goes_on(evaluator):
+    class BrokenAgent(AlphaZeroAgent):
+        def analyse(self, position, simulations):
+            raise RuntimeError("a bug")
+
+    engine = GtpEngine(BrokenAgent(evaluator, mcts.MATCH.replace(simulations=8)), sizes={SIZE})
+    assert engine.handle("5 kata-analyze 10") == "=5\n\n"
+    assert engine.handle("name") == "= gozero\n\n"
