@@ -2,7 +2,8 @@
 
 A typer command that flows/cli.py mounts with ``app.command()(gtp)``. GUIs start engines often, so
 startup stays light: torch, MLflow and the search are imported only for a model. The engine itself
-is `gocore.play.gtp.GtpEngine`.
+is `gocore.play.gtp.GtpEngine`; with a model it also answers lz-analyze / kata-analyze and their
+genmove forms (`gocore.play.gtp_analysis`), searching until the next command or `--ponder` visits.
 
 stdout carries GTP and nothing else: while the command runs, file descriptor 1 points at stderr and
 the protocol goes to a private copy of the original stdout, so no stray print (ours, a library's, C
