@@ -28,6 +28,7 @@ from flows.cli_ladder import ladder as ladder_command
 from flows.cli_loop import loop as loop_command
 from flows.cli_loop import run as run_command
 from flows.cli_models import models_app
+from flows.cli_review import review as review_command
 from flows.cli_selfplay import selfplay as selfplay_command
 from flows.cli_train import train_command
 from tasks.players import SPECS_HELP
@@ -147,6 +148,7 @@ app.command("train")(train_command)
 app.command("selfplay")(selfplay_command)
 app.command("loop")(loop_command)
 app.command("run")(run_command)
+app.command("review")(review_command)
 app.add_typer(models_app, name="models")
 
 

@@ -2,7 +2,8 @@
 
 A typer command that flows/cli.py mounts with ``app.command()(gtp)``. GUIs start engines often, so
 startup stays light: torch, MLflow and the search are imported only for a model. The engine itself
-is `gocore.play.gtp.GtpEngine`.
+is `gocore.play.gtp.GtpEngine`; with a model it also answers lz-analyze / kata-analyze and their
+genmove forms (`gocore.play.gtp_analysis`), searching until the next command or `--ponder` visits.
 
 stdout carries GTP and nothing else: while the command runs, file descriptor 1 points at stderr and
 the protocol goes to a private copy of the original stdout, so no stray print (ours, a library's, C
@@ -37,6 +38,8 @@ def gtp(
     size: Annotated[int | None, typer.Option(min=5, max=19, help="initial board size (default: the model's, else 9)")] = None,
     komi: Annotated[float, typer.Option(help="komi until the controller sends one")] = 7.5,
     seed: Annotated[int, typer.Option(help="random seed of the agent and of kgs-genmove_cleanup")] = 0,
+    ponder: Annotated[int, typer.Option(min=1, help="root visits at which lz-/kata-analyze stop searching and "
+                                        "wait for the next command (about 9 KB of memory each on 9x9)")] = 20_000,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP + " (with a model)")] = None,
     verbose: Annotated[bool, typer.Option(help="log more (INFO) to stderr; refused commands are always logged")] = False,
@@ -54,7 +57,7 @@ def gtp(
 
         engine = GtpEngine(player.make(seed), name="gozero", version=f"{_package_version()} ({label})",
                            sizes=None if player.board_size is None else {player.board_size},
-                           size=size, komi=komi, seed=seed)
+                           size=size, komi=komi, seed=seed, ponder_limit=ponder)
         try:
             engine.serve(stdin, stdout)
         except BrokenPipeError:  # the controller went away: nothing left to answer

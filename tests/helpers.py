@@ -27,6 +27,17 @@ def position_from_ascii(diagram: str, to_play: int = 1, komi: float = 7.5) -> Po
     return Position.from_setup(size, black, white, to_play, komi)
 
 
+class AreaEvaluator:
+    """Uniform priors and a value from the Tromp-Taylor area count (side to move's view): a search
+    guided by the rules alone, where captures matter."""
+
+    def evaluate(self, positions) -> tuple[np.ndarray, np.ndarray]:
+        from gocore.nn.inference import UniformEvaluator
+
+        priors, _ = UniformEvaluator().evaluate(positions)
+        return priors, np.array([np.tanh(p.score() * p.to_play / 5) for p in positions], np.float32)
+
+
 def random_game(size: int, rng: np.random.Generator, max_moves: int | None = None,
                 komi: float = 7.5) -> tuple[list[int], Position]:
     """A random game of legal moves (passes only when forced or at the cap); returns (moves, final)."""

@@ -8,7 +8,10 @@ is `gocore.play.gtp_client`. Start reading at `GtpEngine.handle`; `GtpEngine.ser
 
 Commands: the eleven GTP v2 requires (protocol_version, name, version, known_command,
 list_commands, quit, boardsize, clear_board, komi, play, genmove), and undo, showboard,
-final_score, final_status_list, time_settings, time_left, kgs-genmove_cleanup, loadsgf.
+final_score, final_status_list, time_settings, time_left, kgs-genmove_cleanup, loadsgf; with an
+agent that searches a tree (``analyse``), the analysis commands lz-analyze, kata-analyze,
+lz-genmove_analyze and kata-genmove_analyze (`gocore.play.gtp_analysis`). list_commands and
+known_command name exactly the commands this engine answers.
 
 Decisions:
 - The rules are `gocore.rules.board`'s: no suicide, positional superko, Tromp-Taylor area scoring. So
@@ -28,6 +31,10 @@ Decisions:
 - `komi` replays the game with the new komi (a position carries its komi). `boardsize` and
   `clear_board` start an empty board. `loadsgf FILE [N]` takes size, komi, setup stones and the
   moves before move N (GNU Go's reading: N is the next move to play) from `gocore.rules.sgf_read`.
+- Analysis streams: ``=`` at once, then info lines while the search runs, then the blank line
+  when the next input line (any line) arrives; `serve` reads stdin on a thread only when asked
+  (`gtp_analysis.LineReader`), so it can search between looks. A ponder rests once the
+  root has `ponder_limit` visits (memory) and waits.
 - The agent is one fixed agent for every size the engine accepts, or comes from
   ``factory(size, komi)``, built again when the size or komi has changed at the next genmove.
 """
@@ -37,12 +44,20 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
+from gocore.play.gtp_analysis import (
+    ANALYSE_COMMANDS,
+    GENMOVE_COMMANDS,
+    AnalysisRequest,
+    LineReader,
+    parse_request,
+    stream_analysis,
+)
 from gocore.play.gtp_board import board_diagram, chains, cleanup_move
 from gocore.play.gtp_clock import Clock, TimeSettings
 from gocore.play.gtp_protocol import (
@@ -56,13 +71,14 @@ from gocore.play.gtp_protocol import (
 from gocore.rules import sgf, sgf_read
 from gocore.rules.board import MAX_SIZE, MIN_SIZE, IllegalMove, Position
 from gocore.rules.coords import CoordinateError, from_gtp, is_pass, pass_move, to_gtp
-from gocore.search.agents import RESIGN, Agent
+from gocore.search.agents import RESIGN, Agent, AlphaZeroAgent
 
 log = logging.getLogger(__name__)
 
 PROTOCOL_VERSION = "2"
 DEFAULT_SIZE = 9
 MIN_MOVES_LEFT = 10  # our moves assumed still to come, however late in the game
+PONDER_LIMIT = 20_000  # root visits at which analysis rests: about 9 KB each on 9x9 (measured), 180 MB
 _STATUSES = ("alive", "dead", "seki")
 Setup = tuple[tuple[int, ...], tuple[int, ...], int]  # black stones, white stones, first to play
 _EMPTY_SETUP: Setup = ((), (), 1)
@@ -74,7 +90,7 @@ class GtpEngine:
 
     def __init__(self, agent: Agent | AgentFactory, name: str = "gozero", version: str = "",
                  sizes: set[int] | None = None, *, size: int | None = None, komi: float = 7.5,
-                 seed: int | None = None):
+                 seed: int | None = None, ponder_limit: int = PONDER_LIMIT):
         self.name, self.version = name, version
         self.sizes = frozenset(range(MIN_SIZE, MAX_SIZE + 1) if sizes is None else sizes)
         if not self.sizes or not self.sizes <= set(range(MIN_SIZE, MAX_SIZE + 1)):
@@ -87,14 +103,17 @@ class GtpEngine:
         self._agent_key: tuple[int, float] | None = None  # (size, komi) the agent was built for
         self._rng = np.random.default_rng(seed)
         self._time, self._clocks = TimeSettings(), {}
-        self.is_running = True
+        self.is_running, self.ponder_limit = True, ponder_limit
         self._start(start, komi)
+        # analysis needs a search tree: offered (and listed) only for an agent that can show one
+        analysers = {**ANALYSE_COMMANDS, **GENMOVE_COMMANDS} if hasattr(self._current_agent(), "analyse") else {}
+        self._streams: dict[str, str] = analysers
         self._handlers: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: PROTOCOL_VERSION,
             "name": lambda args: self.name,
             "version": lambda args: self.version,
             "known_command": self._known_command,
-            "list_commands": lambda args: "\n".join(self._handlers),
+            "list_commands": lambda args: "\n".join(self.commands),
             "quit": self._quit,
             "boardsize": self._boardsize,
             "clear_board": self._clear_board,
@@ -114,7 +133,7 @@ class GtpEngine:
     @property
     def commands(self) -> tuple[str, ...]:
         """The command names this engine implements (what `list_commands` answers)."""
-        return tuple(self._handlers)
+        return (*self._handlers, *self._streams)
 
     @property
     def position(self) -> Position:
@@ -129,36 +148,45 @@ class GtpEngine:
     # --- the protocol ------------------------------------------------------------------------
 
     def handle(self, line: str) -> str | None:
-        """The response to one input line, blank line included; None for empty and comment lines."""
+        """The response to one input line, blank line included; None for empty and comment lines.
+        An analysis command stops at once here, since no next line can come: `serve` streams it."""
+        pieces = list(self.respond(line, lambda seconds: True))
+        return "".join(pieces) if pieces else None
+
+    def respond(self, line: str, has_input: Callable[[float], bool]) -> Iterator[str]:
+        """The response to one input line, in pieces to write as they come: one piece, or for an
+        analysis command its ``=`` line, its info lines and its end, pondering until `has_input`."""
         words = preprocess(line).split()
         if not words:
-            return None
+            return
         command_id = words.pop(0) if words[0].isascii() and words[0].isdigit() else ""
         if not words:
-            return format_response("?", command_id, "syntax error: an id but no command")
-        handler = self._handlers.get(words[0])
-        if handler is None:
+            yield format_response("?", command_id, "syntax error: an id but no command")
+        elif words[0] in self._streams:
+            yield from self._analyse(command_id, words, has_input)
+        elif words[0] not in self._handlers:
             log.warning("unknown command %r", words[0])
-            return format_response("?", command_id, "unknown command")
-        try:
-            return format_response("=", command_id, handler(words[1:]))
-        except GtpFailure as failure:
-            cause = f" ({failure.__cause__})" if failure.__cause__ else ""
-            log.warning("refused %r: %s%s", " ".join(words), failure, cause)
-            return format_response("?", command_id, " ".join(str(failure).split()))
-        except Exception as error:  # a bug must not end a game a GUI is showing: answer, log, go on
-            log.exception("command %r failed", " ".join(words))
-            return format_response("?", command_id, " ".join(f"internal error: {type(error).__name__}: {error}".split()))
+            yield format_response("?", command_id, "unknown command")
+        else:
+            try:
+                yield format_response("=", command_id, self._handlers[words[0]](words[1:]))
+            except GtpFailure as failure:
+                yield _refusal(command_id, words, failure)
+            except Exception as error:  # a bug must not end a game a GUI is showing: answer, log, go on
+                log.exception("command %r failed", " ".join(words))
+                yield format_response("?", command_id, " ".join(f"internal error: {type(error).__name__}: {error}".split()))
 
     def serve(self, stdin: TextIO, stdout: TextIO) -> None:
-        """Answer commands from `stdin` on `stdout`, flushing each response, until quit or end of input."""
-        for line in iter(stdin.readline, ""):
-            response = self.handle(line)
-            if response is not None:
-                stdout.write(response)
-                stdout.flush()
-            if not self.is_running:
+        """Answer commands from `stdin` on `stdout`, flushing each piece, until quit or end of input.
+        stdin is read ahead (`LineReader`), so that analysis searches until the next line comes."""
+        lines = LineReader(stdin)
+        while self.is_running:
+            line = lines.next_line()
+            if line is None:
                 return
+            for piece in self.respond(line, lines.has_input):
+                stdout.write(piece)
+                stdout.flush()
 
     # --- the game ------------------------------------------------------------------------------
 
@@ -195,7 +223,7 @@ class GtpEngine:
 
     def _known_command(self, args: list[str]) -> str:
         (name,) = expect_args(args, 1, "known_command COMMAND")
-        return "true" if name in self._handlers else "false"
+        return "true" if name in self.commands else "false"
 
     def _quit(self, args: list[str]) -> str:
         self.is_running = False
@@ -231,7 +259,12 @@ class GtpEngine:
     def _genmove(self, args: list[str], cleanup: bool) -> str:
         (color_text,) = expect_args(args, 1, "genmove COLOR")
         color, started = parse_color(color_text), time.monotonic()
-        move = self._select_move(color)
+        agent, position = self._prepare_move(color)
+        return self._play_chosen(color, int(agent.select_move(position)), cleanup, started)
+
+    def _play_chosen(self, color: int, move: int, cleanup: bool, started: float) -> str:
+        """Play the agent's `move` for `color` (kgs cleanup rules first), charge the clock, and
+        answer its vertex or ``resign``."""
         if cleanup and (move == RESIGN or is_pass(move, self.size)):
             move = cleanup_move(self.position, color, move, self._rng)
         if color in self._clocks:
@@ -244,8 +277,8 @@ class GtpEngine:
             raise GtpFailure(f"the agent chose an illegal move: {error}") from None
         return to_gtp(move, self.size)
 
-    def _select_move(self, color: int) -> int:
-        """The agent's move for `color`, after telling a time-aware agent its budget."""
+    def _prepare_move(self, color: int) -> tuple[Agent, Position]:
+        """The agent to move for `color`, told its time budget if it heeds one, and the position it sees."""
         agent, position = self._current_agent(), self.position
         if hasattr(agent, "set_time_budget"):
             clock = self._clocks.get(color)
@@ -253,7 +286,43 @@ class GtpEngine:
             agent.set_time_budget(None if clock is None else clock.budget(self._time, moves_left))
         if position.to_play != color:  # out of turn: the other colour passes first, in the agent's view
             position = position.play(pass_move(self.size), -color)
-        return int(agent.select_move(position))
+        return agent, position
+
+    def _analyse(self, command_id: str, words: list[str], has_input: Callable[[float], bool]) -> Iterator[str]:
+        """lz-/kata-analyze (ponder until the next line) and lz-/kata-genmove_analyze (search, play)."""
+        is_genmove, kind = words[0] in GENMOVE_COMMANDS, self._streams[words[0]]
+        try:
+            request = parse_request(kind, words[1:])
+            if is_genmove and request.color is None:
+                raise GtpFailure(f"syntax error: usage: {words[0]} COLOR [INTERVAL] [KEY VALUE]...")
+            started, color = time.monotonic(), request.color or self.position.to_play
+            agent, position = self._prepare_move(color)
+        except GtpFailure as failure:
+            yield _refusal(command_id, words, failure)
+            return
+        yield f"={command_id}\n"
+        try:
+            if is_genmove:
+                yield from self._genmove_analyze(agent, position, color, request, started, words)
+            else:
+                yield from stream_analysis(agent, position, request, self.ponder_limit, has_input)
+                yield "\n"
+        except Exception:  # the "=" is out: a bug must still end the response, and not the session
+            log.exception("command %r failed", " ".join(words))
+            yield "\n"
+
+    def _genmove_analyze(self, agent: AlphaZeroAgent, position: Position, color: int, request: AnalysisRequest, started: float,
+                         words: list[str]) -> Iterator[str]:
+        """The search of a genmove, with info lines, then ``play VERTEX`` and the end of the response."""
+        budget = agent.time_budget
+        yield from stream_analysis(agent, position, request, agent.config.simulations,
+                                   deadline=None if budget is None else started + budget)
+        try:
+            vertex = self._play_chosen(color, agent.select_searched_move(position), False, started)
+        except GtpFailure as failure:  # the "=" is out already: log the failure, give up the game
+            log.warning("%s: %s", " ".join(words), failure)
+            vertex = "resign"
+        yield f"play {vertex}\n\n"
 
     def _undo(self, args: list[str]) -> str:
         if not self._moves:
@@ -306,3 +375,10 @@ class GtpEngine:
             raise GtpFailure(f"cannot load file: {error}") from None
         self._start(record.size, record.komi, setup, kept, positions)
         return ""
+
+
+def _refusal(command_id: str, words: list[str], failure: GtpFailure) -> str:
+    """The ``?`` response to a refused command, logged with its cause."""
+    cause = f" ({failure.__cause__})" if failure.__cause__ else ""
+    log.warning("refused %r: %s%s", " ".join(words), failure, cause)
+    return format_response("?", command_id, " ".join(str(failure).split()))

@@ -1,7 +1,7 @@
 """SGF game records: `GameRecord`, its typed `SgfError`s, writing it as SGF and replaying it.
 
-Start at `GameRecord`, then `write` (a UTF-8 FF[4] game, main line only) and `replay` (the
-positions, with legality checked). Reading SGF files and collections is `gocore.rules.sgf_read`.
+Start at `GameRecord`, then `write` (a UTF-8 FF[4] game: the main line, with the record's
+`Variation`s branching off it) and `replay` (the positions, with legality checked). Reading SGF files and collections is `gocore.rules.sgf_read`.
 """
 
 from __future__ import annotations
@@ -32,6 +32,18 @@ class SgfError(GozeroError, ValueError):
         return SgfError(self.reason, self.detail, game_index, where)
 
 
+@dataclass(frozen=True)
+class Variation:
+    """Moves played instead of a main-line move, from the position before it; a comment on its first."""
+
+    moves: tuple[tuple[int, int], ...]  # (colour, move); pass = size*size
+    comment: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.moves:
+            raise ValueError("a variation needs at least one move")
+
+
 @dataclass
 class GameRecord:
     """One game: board, rules, setup, moves and metadata. Colours: +1 black, -1 white."""
@@ -53,6 +65,8 @@ class GameRecord:
     source: str | None = None  # free text, e.g. "file.sgf#3"
     comments: dict[int, str] = field(default_factory=dict)  # move index -> comment on that move
     declared_to_play: int | None = None  # PL of the root: who moves first, if the file says
+    variations: dict[int, list[Variation]] = field(default_factory=dict)  # move index -> alternatives to it
+    marks: dict[int, dict[str, str]] = field(default_factory=dict)  # move index -> SGF properties, e.g. {"BM": "1"}
 
     @property
     def first_to_play(self) -> int:
@@ -75,11 +89,11 @@ def winner_from_result(result: str | None) -> int | None:
 
 
 def write(record: GameRecord) -> str:
-    """The record as a UTF-8 FF[4] SGF game (main line only); `sgf_read.read_games` gives it back."""
+    """The record as a UTF-8 FF[4] SGF game; `sgf_read.read_games` gives its main line back."""
     size = record.size
-    unplaced = set(record.comments) - set(range(len(record.moves)))
+    unplaced = (set(record.comments) | set(record.variations) | set(record.marks)) - set(range(len(record.moves)))
     if unplaced:
-        raise ValueError(f"comments on moves {sorted(unplaced)} that the record does not have")
+        raise ValueError(f"comments, variations or marks on moves {sorted(unplaced)} that the record does not have")
     root: dict[str, list[bytes]] = {
         "FF": [b"4"], "GM": [b"1"], "CA": [b"UTF-8"], "SZ": [str(size).encode("ascii")],
         "KM": [sgf_properties.serialise_real(record.komi)]}
@@ -95,9 +109,31 @@ def write(record: GameRecord) -> str:
     for identifier, points in (("AB", record.setup_black), ("AW", record.setup_white)):
         if points:
             root[identifier] = [to_sgf(point, size).encode("ascii") for point in points]
+    return sgf_grammar.serialise_game_tree(_game_tree(record, root)).decode("utf-8")
+
+
+def _game_tree(record: GameRecord, root: dict[str, list[bytes]]) -> sgf_grammar.Coarse_game_tree:
+    """The main line as node sequences split before each move with variations, built from the end
+    (no recursion: a long game with a variation at every move nests hundreds deep)."""
+    splits = sorted(index for index, found in record.variations.items() if found)
+    below = None
+    segments = list(zip([0, *splits], [*splits, len(record.moves)]))  # the first may hold the root alone
+    for number, (start, end) in reversed(list(enumerate(segments))):
+        tree = sgf_grammar.Coarse_game_tree()
+        tree.sequence = ([root] if number == 0 else []) + [_move_node(record, i) for i in range(start, end)]
+        if below is not None:
+            tree.children = [below, *(_variation_tree(record, v) for v in record.variations[end])]
+        below = tree
+    return below
+
+
+def _variation_tree(record: GameRecord, variation: Variation) -> sgf_grammar.Coarse_game_tree:
     tree = sgf_grammar.Coarse_game_tree()
-    tree.sequence = [root] + [_move_node(record, index) for index in range(len(record.moves))]
-    return sgf_grammar.serialise_game_tree(tree).decode("utf-8")
+    tree.sequence = [{_COLOR_LETTER[color]: [to_sgf(move, record.size).encode("ascii")]}
+                     for color, move in variation.moves]
+    if variation.comment is not None:
+        tree.sequence[0]["C"] = [_escape(variation.comment)]
+    return tree
 
 
 def _move_node(record: GameRecord, index: int) -> dict[str, list[bytes]]:
@@ -105,6 +141,8 @@ def _move_node(record: GameRecord, index: int) -> dict[str, list[bytes]]:
     node = {_COLOR_LETTER[color]: [to_sgf(move, record.size).encode("ascii")]}
     if index in record.comments:
         node["C"] = [_escape(record.comments[index])]
+    for identifier, value in record.marks.get(index, {}).items():
+        node[identifier] = [_escape(value)]
     return node
 
 

@@ -167,7 +167,29 @@ class AlphaZeroAgent:
     def select_move(self, position: Position) -> int:
         self._start_from(position)
         deadline = None if self._time_budget is None else time.monotonic() + self._time_budget
-        result = self._search.search(deadline=deadline)[0]
+        return self._decide(position, self._search.search(deadline=deadline)[0])
+
+    def analyse(self, position: Position, simulations: int) -> mcts.Node:
+        """Search `simulations` more (0: none) from `position`, on the kept tree when it is that
+        position or a child of it, and return the root, for `gocore.search.analysis`; a finished
+        game is not searched."""
+        self._start_from(position)
+        if simulations > 0 and self._search.roots[0].terminal_value is None:
+            self._search.search(simulations=simulations)
+        return self._search.roots[0]
+
+    @property
+    def time_budget(self) -> float | None:
+        """Seconds to think about this move (GTP time controls), or None: simulations only."""
+        return self._time_budget
+
+    def select_searched_move(self, position: Position) -> int:
+        """The move (or RESIGN) for `position` from the search `analyse` has done, without searching more."""
+        self._start_from(position)
+        return self._decide(position, self._search.result(0))
+
+    def _decide(self, position: Position, result: mcts.SearchResult) -> int:
+        """Resign, or keep the subtree of the move searched and play it."""
         self.last_result = result
         own_values = self._root_values[position.to_play]
         own_values.append(result.root_value)

@@ -232,11 +232,11 @@ class BatchedSearch:
         self.rng = np.random.default_rng(seed)
         self.roots = [self._new_node(p, None, -1) for p in positions]
 
-    def search(self, games: Sequence[int] | None = None, deadline: float | None = None) -> list[SearchResult]:
-        """Run `simulations` more simulations on each listed game (default all); one result each.
-
-        With a `deadline` (a `time.monotonic()` value) the search also stops after the round that
-        passes it: fewer simulations, never fewer than one round.
+    def search(self, games: Sequence[int] | None = None, deadline: float | None = None,
+               simulations: int | None = None) -> list[SearchResult]:
+        """Run `simulations` (default: the config's) more simulations on each listed game (default
+        all); one result each. With a `deadline` (a `time.monotonic()` value) the search also stops
+        after the round that passes it: fewer simulations, never fewer than one round.
         """
         games = list(range(len(self.roots))) if games is None else list(games)
         for g in games:
@@ -244,13 +244,13 @@ class BatchedSearch:
                 raise ValueError(f"game {g} is over: there is nothing to search")
             if self.config.noise and self.roots[g].prior is not None:
                 self._add_noise(self.roots[g])  # a reused root gets fresh noise
-        remaining = {g: self.config.simulations for g in games}
+        remaining = {g: simulations or self.config.simulations for g in games}
         while remaining:
             self._round(remaining)
             remaining = {g: n for g, n in remaining.items() if n > 0}
             if deadline is not None and time.monotonic() >= deadline:
                 break
-        return [self._result(self.roots[g]) for g in games]
+        return [self.result(g) for g in games]
 
     def advance(self, game: int, move: int) -> None:
         """Play `move` in game `game`; its subtree becomes the root (kept only if reuse_tree)."""
@@ -346,7 +346,9 @@ class BatchedSearch:
         noisy[legal] += eps * eta
         root.child_P = noisy
 
-    def _result(self, root: Node) -> SearchResult:
+    def result(self, game: int) -> SearchResult:
+        """What the search so far says about game `game`'s root (the move drawn with its temperature)."""
+        root = self.roots[game]
         visits = root.child_N.round().astype(np.int64)  # whole numbers once virtual losses are gone
         total = visits.sum()
         pi = (visits / total if total else root.child_P).astype(np.float32)

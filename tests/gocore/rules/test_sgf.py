@@ -8,10 +8,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from sgfmill import sgf as sgfmill_sgf
 
 from gocore.rules.board import Position
 from gocore.rules.coords import from_gtp, pass_move
-from gocore.rules.sgf import GameRecord, SgfError, replay, winner_from_result, write
+from gocore.rules.sgf import GameRecord, SgfError, Variation, replay, winner_from_result, write
 from gocore.rules.sgf_read import read_games, read_games_lenient
 from tests.helpers import position_from_ascii
 
@@ -321,3 +322,36 @@ def test_written_records_read_back_equal(record):
     assert read_games(text) == [record]
     assert read_games(text.encode("utf-8")) == [record]
     assert len(replay(record)) == len(record.moves) + 1
+
+
+def test_write_branches_variations_off_the_main_line_with_their_comments_and_marks():
+    moves = [(1 if i % 2 == 0 else -1, from_gtp(v, 9)) for i, v in enumerate(("E5", "C3", "G7", "C7"))]
+    record = GameRecord(size=9, moves=moves, marks={1: {"BM": "2"}, 2: {"TE": "1"}}, variations={
+        0: [Variation(((1, from_gtp("D4", 9)), (-1, from_gtp("F6", 9))), "best: D4")],
+        1: [Variation(((-1, from_gtp("G3", 9)),))],
+        3: [Variation(((-1, from_gtp("D6", 9)),), "a"), Variation(((-1, pass_move(9)),), "b")]})
+    text = write(record)
+    assert read_one(text).moves == moves  # the main line stays the first branch everywhere
+    game = sgfmill_sgf.Sgf_game.from_string(text)
+    main, node = [], game.get_root()
+    branches = {}
+    while len(node):
+        branches[len(main)] = [[child.get_move() for child in _line(branch)] for branch in list(node)[1:]]
+        node = node[0]
+        main.append(node)
+    assert [n.get("BM") if n.has_property("BM") else None for n in main] == [None, 2, None, None]
+    assert main[2].get("TE") == 1
+    assert branches[0] == [[("b", (3, 3)), ("w", (5, 5))]]  # sgfmill counts rows from the bottom
+    assert branches[1] == [[("w", (2, 6))]]
+    assert branches[3] == [[("w", (5, 3))], [("w", None)]]
+    assert game.get_root()[1].get("C") == "best: D4"
+    with pytest.raises(ValueError, match="record does not have"):
+        write(GameRecord(size=9, variations={0: [Variation(((1, 0),))]}))
+
+
+def _line(node):
+    while True:
+        yield node
+        if not len(node):
+            return
+        node = node[0]
