@@ -14,9 +14,10 @@ win rate is that player's chance to win after playing it, as GTP analysis report
 - order: by visits, then win rate, then prior (the most visited move is the one search plays).
 - The principal variation follows the most visited child from the move down while it has visits.
 
-HEAD OUTPUTS HOOK: score lead and ownership come from `head_outputs` only. An evaluator that
-offers ``evaluate_heads(positions) -> HeadOutputs`` (a net with score and ownership heads) fills
-them; any other evaluator gives None and the callers leave the numbers out (no scoreLead, no
+HEAD OUTPUTS HOOK: score lead and ownership come from `head_outputs` only. An evaluator whose
+``has_score`` / ``has_ownership`` flags are set offers ``evaluate_aux(positions)`` with ``.score``
+and ``.ownership`` (`gocore.nn.inference.NetEvaluator` of a net with the auxiliary heads) and
+fills them; any other evaluator gives None and the callers leave the numbers out (no scoreLead, no
 ownership). Search does not back scores up the tree, so a move's score lead is the head's
 reading of the position after that move, not a search average.
 """
@@ -49,13 +50,19 @@ class HeadOutputs:
     ownership: np.ndarray | None = None  # (B, N*N) float in [-1, 1]: +1 = the side to move's point
 
 
+def has_heads(evaluator: Evaluator | None) -> bool:
+    """Whether `evaluator` has a score or an ownership head (the flags of `gocore.nn.inference`)."""
+    return bool(getattr(evaluator, "has_score", False) or getattr(evaluator, "has_ownership", False))
+
+
 def head_outputs(evaluator: Evaluator | None, positions: Sequence[Position]) -> HeadOutputs:
-    """THE hook where score and ownership heads plug in: the evaluator's ``evaluate_heads`` if it has
-    one, else no outputs."""
-    evaluate_heads = getattr(evaluator, "evaluate_heads", None)
-    if evaluate_heads is None or not positions:
+    """THE hook where score and ownership heads plug in: the evaluator's ``evaluate_aux`` if it has
+    such heads, else no outputs."""
+    if not has_heads(evaluator) or not positions:
         return HeadOutputs()
-    return evaluate_heads(positions)
+    aux = evaluator.evaluate_aux(positions)
+    return HeadOutputs(score_lead=aux.score if getattr(evaluator, "has_score", False) else None,
+                       ownership=aux.ownership if getattr(evaluator, "has_ownership", False) else None)
 
 
 @dataclass(frozen=True)
@@ -135,7 +142,7 @@ def principal_variation(root: Node, move: int, length: int = PV_LENGTH) -> tuple
 
 def _with_heads(analysis: PositionAnalysis, evaluator: Evaluator | None) -> PositionAnalysis:
     """`analysis` with the heads' score leads and ownership, when the evaluator has such heads."""
-    if not hasattr(evaluator, "evaluate_heads"):
+    if not has_heads(evaluator):
         return analysis
     root = analysis.position
     after = [root.play(m.move) for m in analysis.moves]

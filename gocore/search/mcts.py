@@ -121,22 +121,8 @@ PRESETS: dict[str, MCTSConfig] = {"selfplay": SELFPLAY, "match": MATCH, "alphago
 class Node:
     """A position in the tree with its children's statistics; the root has no parent."""
 
-    __slots__ = (
-        "child_N",
-        "child_P",
-        "child_W",
-        "children",
-        "illegal",
-        "is_pending",
-        "move",
-        "_parent",
-        "position",
-        "prior",
-        "terminal_value",
-        "value",
-        "visits",
-        "__weakref__",
-    )
+    __slots__ = ("child_N", "child_P", "child_W", "children", "illegal", "is_pending", "move", "_parent",
+                 "position", "prior", "terminal_value", "value", "visits", "__weakref__")
 
     def __init__(self, position: Position, parent: Node | None, move: int, terminal_value: float | None):
         self.position, self.parent, self.move = position, parent, move  # parent: a weak reference
@@ -150,13 +136,9 @@ class Node:
 
     @property
     def parent(self) -> Node | None:
-        """The node this one was reached from; None at the root (or once the old root is gone).
-
-        Held weakly, so a tree has no reference cycles: when the root moves on (`advance`), the
-        rest of the old tree is freed at once by reference counting. With strong parent links each
-        tree was a cycle left to the full garbage collection, which the long-lived objects of torch,
-        MLflow and Prefect make rare: a self-play worker kept hundreds of MB of dead trees.
-        """
+        """The node this one was reached from; None at the root. Held weakly: a tree has no cycles, so
+        an old tree is freed by reference counting when the root moves on, not left to the full GC
+        (rare beside torch's and Prefect's long-lived objects: workers kept 100s of MB of dead trees)."""
         return None if self._parent is None else self._parent()
 
     @parent.setter

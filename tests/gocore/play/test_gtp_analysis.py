@@ -11,7 +11,7 @@ import time
 import numpy as np
 import pytest
 
-from gocore.nn.inference import NetEvaluator
+from gocore.nn.inference import AuxEvaluation, NetEvaluator
 from gocore.nn.nets import NetConfig, build_net
 from gocore.play.gtp import GtpEngine
 from gocore.play.gtp_analysis import AnalysisRequest, format_line, parse_request
@@ -20,7 +20,7 @@ from gocore.rules.board import Position
 from gocore.rules.coords import from_gtp
 from gocore.search import mcts
 from gocore.search.agents import AlphaZeroAgent, RandomAgent
-from gocore.search.analysis import HeadOutputs, analyse
+from gocore.search.analysis import analyse
 
 SIZE = 9
 ANALYSIS_COMMANDS = ("lz-analyze", "kata-analyze", "lz-genmove_analyze", "kata-genmove_analyze")
@@ -86,8 +86,11 @@ def test_kata_lines_carry_score_and_ownership_when_the_net_has_those_heads(evalu
     search.search()
 
     class WithHeads:  # the evaluator's hook, fed with fixed numbers to see where they land
-        def evaluate_heads(self, positions):
-            return HeadOutputs(np.full(len(positions), 2.5), np.full((len(positions), SIZE * SIZE), -0.25))
+        has_score = has_ownership = True
+
+        def evaluate_aux(self, positions):
+            return AuxEvaluation(None, None, ownership=np.full((len(positions), SIZE * SIZE), -0.25),
+                                 score=np.full(len(positions), 2.5))
 
     line = format_line(analyse(search.roots[0], WithHeads()), AnalysisRequest("kata", ownership=True))
     body, ownership = line.rstrip("\n").split(" ownership ")

@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from gocore.nn.inference import AuxEvaluation
 from gocore.rules.board import Position
 from gocore.search import mcts
 from gocore.search.analysis import HeadOutputs, analyse, head_outputs, lower_bound
@@ -17,10 +18,12 @@ SIZE = 5
 class AreaHeadsEvaluator(AreaEvaluator):
     """The same, with score and ownership 'heads': what a net with those heads plugs into the hook."""
 
-    def evaluate_heads(self, positions: Sequence[Position]) -> HeadOutputs:
+    has_score = has_ownership = True
+
+    def evaluate_aux(self, positions: Sequence[Position]) -> AuxEvaluation:
         leads = np.array([p.score() * p.to_play for p in positions])
         ownership = np.stack([p.stones.ravel() * p.to_play for p in positions]).astype(np.float32)
-        return HeadOutputs(score_lead=leads, ownership=ownership)
+        return AuxEvaluation(*self.evaluate(positions), ownership=ownership, score=leads)
 
 
 # White to move on a small board where the area count tells moves apart.
@@ -97,3 +100,19 @@ def test_lower_bound_tightens_with_visits():
     assert lower_bound(0.6, 0) == 0
     assert lower_bound(0.6, 10) < lower_bound(0.6, 100) < lower_bound(0.6, 10_000) < 0.6
     assert lower_bound(1.0, 5) == 1.0
+
+
+def test_a_net_with_the_auxiliary_heads_fills_score_lead_and_ownership():
+    from gocore.nn.inference import NetEvaluator
+    from gocore.nn.nets import build_net, preset
+
+    with_heads = NetEvaluator(build_net(preset("tiny", SIZE, 17, encoder="agz17", aux_heads=True)).eval())
+    plain = NetEvaluator(build_net(preset("tiny", SIZE, 17, encoder="agz17")).eval())
+    for evaluator, has in ((with_heads, True), (plain, False)):
+        search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(simulations=8), [Position.initial(SIZE)], seed=0)
+        search.search()
+        analysis = analyse(search.roots[0], evaluator)
+        assert (analysis.score_lead is not None) == has and (analysis.ownership is not None) == has
+        assert all((m.score_lead is not None) == has for m in analysis.moves)
+        if has:
+            assert np.asarray(analysis.ownership).shape == (SIZE * SIZE,)
