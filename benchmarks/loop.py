@@ -7,7 +7,8 @@
 2. The same self-play without Prefect: `tasks.selfplay.play_shard` on a plain process pool of the
    same size with the same settings and model, against the loop's self-play step.
 3. The peak RSS of one self-play worker (a fresh process playing the loop's default batch of
-   games in lockstep with the tiny net), against the 0.5 GB target, and its peak private memory.
+   games in lockstep with the tiny net), against the 0.5 GB target, and its peak private memory;
+   ``--memory-only`` measures just this, e.g. the loop's defaults: ``--games 200 --sims 32``.
 
 The last line is ``loop: compute/wall=<ratio> selfplay_loop_vs_alone=<ratio> worker_peak_gb=<x>
 worker_private_gb=<y>`` (targets: >= 0.9, >= 0.9, <= 0.5).
@@ -32,6 +33,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sims", type=int, default=24, help="simulations per move")
     parser.add_argument("--workers", type=int, default=2, help="self-play processes")
     parser.add_argument("--size", type=int, default=9, help="board size")
+    parser.add_argument("--memory-only", action="store_true",
+                        help="only part 3: one worker's memory with a fresh tiny net (no loop, no Prefect server)")
     return parser.parse_args()
 
 
@@ -80,9 +83,26 @@ def _private_gb() -> float:
     return sum(int(fields[key].split()[0]) for key in ("Private_Clean", "Private_Dirty")) / 1024 ** 2
 
 
+def memory_only(args: argparse.Namespace) -> None:
+    """Part 3 alone: a worker playing its share of `--games` with a fresh tiny net."""
+    from gocore.nn.nets import build_net, preset
+    from storage.checkpoints import save_model
+
+    per_worker = -(-args.games // args.workers)
+    with tempfile.TemporaryDirectory(prefix="gozero-bench-memory-") as temp:
+        net = build_net(preset("tiny", args.size, 17, encoder="agz17")).eval()
+        model = save_model(Path(temp) / "tiny", net, net.config.to_dict())
+        peak, private = worker_peak_gb(str(model), (str(model), "tiny"), per_worker, temp, args.sims, args.size)
+    print(f"self-play worker, {per_worker} games x {args.sims} sims in lockstep, {args.size}x{args.size}, tiny net: "
+          f"peak RSS {peak:.2f} GB (target <= 0.5), peak private memory {private:.2f} GB")
+    print(f"loop: worker_peak_gb={peak:.2f} worker_private_gb={private:.2f}")
+
+
 def main() -> None:
     args = parse_args()
     os.environ["PREFECT_LOGGING_LEVEL"] = "CRITICAL"
+    if args.memory_only:
+        return memory_only(args)
     from flows.runtime import prefect_api
     from flows.zero_loop import zero_loop
     from storage import loops
