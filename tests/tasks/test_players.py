@@ -8,7 +8,7 @@ import pytest
 
 from gocore.nn.nets import NetConfig, build_net
 from gocore.play.match import GtpAgent
-from gocore.search.agents import AlphaZeroAgent, PolicyAgent, RandomAgent, UCTAgent
+from gocore.search.agents import AlphaZeroAgent, PolicyAgent, RandomAgent, UCTAgent, ValueGreedyAgent
 from storage.checkpoints import save_model
 from tasks.models import ModelError, load_model, load_net
 from tasks.players import PlayerError, PlayerSettings, build_player, parse_player
@@ -69,8 +69,10 @@ def test_nets_play_as_what_they_are(tmp_path: Path):
     assert dual.display.endswith("(alphazero-8)") and policy.display.endswith("(policy)")
     assert build_player("uct-3", SETTINGS).display == "uct-3"
     assert build_player("uct", SETTINGS).display == "uct (uct-8)"
-    with pytest.raises(PlayerError, match="value net, which cannot choose moves"):
-        build_player(tiny_model(tmp_path / "value", "value"), SETTINGS)
+    value = build_player(tiny_model(tmp_path / "value", "value"), SETTINGS)
+    assert value.kind == "value-greedy" and isinstance(value.make(0), ValueGreedyAgent)
+    rl = build_player(tiny_model(tmp_path / "rl", "rl"), SETTINGS)
+    assert rl.kind == "rl" and isinstance(rl.make(0), PolicyAgent)
     with pytest.raises(PlayerError, match="plays 5x5, not 9x9"):
         build_player(str(tmp_path / "dual"), PlayerSettings(size=9))
 
