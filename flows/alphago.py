@@ -98,7 +98,7 @@ def _run_stage(settings: AlphaGoSettings, stage: str, data: Path, device: str) -
     """The stage's record: read if it has one, else the stage is run and then recorded."""
     done = loops.read_step(data, settings.name, STAGE, stage)
     if done is not None and (stage != "eval" or done.get("eval_settings") == _eval_settings(settings)):
-        print(f"{stage}: done before ({_headline(stage, done)})")
+        print(f"{stage}: done before ({headline(stage, done)})")
         return done
     missing = [need for need in NEEDS[stage] if loops.read_step(data, settings.name, STAGE, need) is None]
     if missing:
@@ -108,7 +108,7 @@ def _run_stage(settings: AlphaGoSettings, stage: str, data: Path, device: str) -
     started = time.perf_counter()
     facts = {**STAGE_WORK[stage](settings, data, device), "seconds": round(time.perf_counter() - started, 2)}
     loops.record_step(data, settings.name, STAGE, stage, facts)
-    print(f"{stage}: finished in {facts['seconds']:.0f} s ({_headline(stage, facts)})")
+    print(f"{stage}: finished in {facts['seconds']:.0f} s ({headline(stage, facts)})")
     return facts
 
 
@@ -182,7 +182,7 @@ STAGE_WORK: dict[str, Callable[[AlphaGoSettings, Path, str], dict[str, Any]]] = 
     "sl": _sl, "rollout": _rollout, "rl": _rl, "value": _value, "eval": _eval}
 
 
-def _headline(stage: str, facts: dict[str, Any]) -> str:
+def headline(stage: str, facts: dict[str, Any]) -> str:
     """One line about a finished stage for the progress output."""
     model = facts.get("model")
     where = f"{model['name']}/{model['version']}" if model else ""

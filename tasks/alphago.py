@@ -189,7 +189,7 @@ def value_batches(settings: AlphaGoSettings) -> list[tuple[int, int, int]]:
 
 
 @task(cache_policy=NO_CACHE)
-def play_value_batch(settings: AlphaGoSettings, batch: tuple[int, int, int], sl_uri: str, rl_uri: str,
+def play_value_batch(batch: tuple[int, int, int], settings: AlphaGoSettings, sl_uri: str, rl_uri: str,
                      data_dir: str) -> dict[str, Any]:
     """One batch of value data (skipped if stored): SL moves, a random move at U, RL to the end."""
     from gocore.nn.device import set_threads

@@ -1,6 +1,7 @@
 """Prefect tasks of the AlphaGo pipeline's evaluation: a round robin on the shared results table.
 
-    players = eval_players(settings, nets)        # AlphaGo at each sims count, SL, RL, value greedy, UCT, GNU Go
+    players = eval_players(settings, nets)        # AlphaGo at each sims count, SL, RL, value greedy, UCT,
+                                                  # random, GNU Go
     pairs   = round_robin(settings, players)      # one match per pair, colours alternating
     play_pair.map(pairs)                          # each a match of tasks.evaluate (resumable, rated)
     table   = evaluation_table(...)               # win rates with 95 % intervals, Elo from the ladder fit
@@ -13,6 +14,7 @@ round robin alone.
 from __future__ import annotations
 
 import itertools
+import zlib
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -72,11 +74,12 @@ class EvalTable:
 
 
 def eval_players(settings: AlphaGoSettings, nets: dict[str, ModelRef], has_gnugo: bool) -> list[EvalPlayer]:
-    """AlphaGo at each of `eval_sims`, the SL, RL and value nets alone, UCT, GNU Go (if installed)."""
+    """AlphaGo at each of `eval_sims`, the SL, RL and value nets alone, UCT, random (the ladder's
+    anchor, Elo 0), GNU Go (if installed)."""
     policy, value = nets["policy"].uri, nets["value"].uri
     players = [EvalPlayer(f"alphago-{sims}", f"alphago-{sims}:{policy},{value}") for sims in settings.eval_sims]
     players += [EvalPlayer("sl", policy), EvalPlayer("rl", nets["rl"].uri), EvalPlayer("value", value),
-                EvalPlayer(f"uct-{settings.uct_sims}", f"uct-{settings.uct_sims}")]
+                EvalPlayer(f"uct-{settings.uct_sims}", f"uct-{settings.uct_sims}"), EvalPlayer("random", "random")]
     if has_gnugo:
         players += [EvalPlayer(f"gnugo-{level}", f"gnugo-{level}") for level in settings.gnugo_levels]
     return players
@@ -85,9 +88,11 @@ def eval_players(settings: AlphaGoSettings, nets: dict[str, ModelRef], has_gnugo
 def round_robin(settings: AlphaGoSettings, players: list[EvalPlayer], data: Path) -> list[tuple[str, MatchSettings]]:
     """(match dir, settings) of every pair, each pair once (colours alternate inside a match)."""
     pairs = []
-    for index, (a, b) in enumerate(itertools.combinations(players, 2)):
-        match = layout.match_dir(data, f"{settings.name}-eval-{a.label}-vs-{b.label}")
-        config = MatchConfig(settings.size, settings.komi, None, settings.seed * 1000 + index)
+    for a, b in itertools.combinations(players, 2):
+        match_id = f"{settings.name}-eval-{a.label}-vs-{b.label}"
+        # seeded by the pair, not its place in the list: a rerun with another roster resumes each match
+        config = MatchConfig(settings.size, settings.komi, None, settings.seed * 1000 + zlib.crc32(match_id.encode()) % 1000)
+        match = layout.match_dir(data, match_id)
         pairs.append((str(match), MatchSettings(a.spec, b.spec, settings.eval_games, max(settings.eval_sims), config)))
     return pairs
 

@@ -52,7 +52,10 @@ def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedMod
     text, data = str(uri), None if data_dir is None else str(data_dir)
     try:
         if text.startswith("models:/"):  # resolve the alias now, cache the version's net
-            info = registry.describe(*registry.parse_model_uri(text), data=_path(data))
+            name, selector = registry.parse_model_uri(text)
+            if selector.isdigit():  # pinned: nothing to resolve (a missing version fails to load)
+                return LoadedModel(_cached_net(f"models:/{name}/{int(selector)}", data, None), f"{name}/{int(selector)}")
+            info = registry.describe(name, selector, data=_path(data))
             return LoadedModel(_cached_net(info.uri, data, None), f"{info.name}/{info.version}")
         path = Path(text)
         if "://" not in text and not path.is_dir():
@@ -73,7 +76,7 @@ def default_model_uri(board_size: int, family: str = "dual") -> str:
     return f"models:/{registry.model_name(board_size, family)}@{registry.CHAMPION}"
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _cached_net(uri: str, data: str | None, stamp: int | None) -> GoNet:
     """The net `uri` names, built once per process; `stamp` only keys the cache."""
     from gocore.nn.nets import build_net

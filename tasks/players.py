@@ -165,7 +165,10 @@ def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -
         from storage import registry
 
         try:
-            info = registry.describe(*registry.parse_model_uri(spec), data=data)
+            name, selector = registry.parse_model_uri(spec)
+            if selector.isdigit():  # pinned: its own name for good (building the player checks it exists)
+                return f"{name}/{int(selector)}"
+            info = registry.describe(name, selector, data=data)
         except registry.RegistryError as error:
             raise PlayerError(str(error)) from error
         return f"{info.name}/{info.version}"
