@@ -31,13 +31,19 @@ def alphago(
     size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
     stages: Annotated[str, typer.Option(help="stages to run, in order: sl,rollout,rl,value,eval")] = "sl,rollout,rl,value,eval",
     preset: Annotated[str, typer.Option(help="tiny, small or full: nets and every count below")] = "small",
+    sl_steps: Annotated[int | None, typer.Option(min=1, help="SL policy: training steps")] = None,
+    rollout_steps: Annotated[int | None, typer.Option(min=1, help="rollout policy: training steps")] = None,
     games_per_iteration: Annotated[int | None, typer.Option(min=1, help="RL: games per REINFORCE minibatch (n)")] = None,
     iterations: Annotated[int | None, typer.Option(min=1, help="RL: REINFORCE minibatches")] = None,
     snapshot_every: Annotated[int | None, typer.Option(min=1, help="RL: register a snapshot and add it to "
                                                       "the opponent pool every K iterations")] = None,
     value_games: Annotated[int | None, typer.Option(min=1, help="value: games (one position each)")] = None,
+    value_steps: Annotated[int | None, typer.Option(min=1, help="value net: training steps")] = None,
+    value_heldout_games: Annotated[int | None, typer.Option(min=1, help="value: held-out games of its check")] = None,
+    check_games: Annotated[int | None, typer.Option(min=2, help="RL: games of its check against SL")] = None,
     eval_games: Annotated[int | None, typer.Option(min=2, help="eval: games per pair of the round robin")] = None,
     eval_sims: Annotated[str | None, typer.Option(help="eval: AlphaGo's simulation counts, e.g. 10,100")] = None,
+    uct_sims: Annotated[int | None, typer.Option(min=1, help="eval: simulations of the UCT player")] = None,
     gnugo_levels: Annotated[str | None, typer.Option(help="eval: GNU Go levels, e.g. 1,5 ('' for none)")] = None,
     dataset: Annotated[str | None, typer.Option(help="dataset name (default: expert-<N>x<N>)")] = None,
     name: Annotated[str | None, typer.Option(help="pipeline name (default alphago-<N>x<N>)")] = None,
@@ -54,9 +60,12 @@ def alphago(
     with user_errors():
         chosen = parse_stages(stages)
     settings = _settings(preset, size, dataset or f"expert-{size}x{size}", name or f"alphago-{size}x{size}",
-                         {"games_per_iteration": games_per_iteration, "iterations": iterations,
+                         {"sl_steps": sl_steps, "rollout_steps": rollout_steps, "value_steps": value_steps,
+                          "value_heldout_games": value_heldout_games, "check_games": check_games,
+                          "games_per_iteration": games_per_iteration, "iterations": iterations,
                           "snapshot_every": snapshot_every, "value_games": value_games, "eval_games": eval_games,
-                          "eval_sims": _numbers(eval_sims), "gnugo_levels": _numbers(gnugo_levels)})
+                          "eval_sims": _numbers(eval_sims), "uct_sims": uct_sims,
+                          "gnugo_levels": _numbers(gnugo_levels)})
     data = layout.data_dir(data_dir)
     from flows.runtime import prefect_api
 
@@ -67,6 +76,7 @@ def alphago(
     if summary.table is not None:
         from tasks.alphago_eval import table_markdown
 
+        console.print()
         console.print(table_markdown(summary.table), highlight=False)
 
 
