@@ -113,12 +113,10 @@ def play_pair(match_dir: str, settings: MatchSettings) -> dict[str, Any]:
 
 def evaluation_table(settings: AlphaGoSettings, players: list[EvalPlayer],
                      pairs: list[tuple[str, MatchSettings]], summaries: list[dict[str, Any]], data: Path) -> EvalTable:
-    """Pair rows from the match summaries; player rows with Elo from the shared ladder's fit."""
+    """Pair rows from the match summaries (in any order); player rows with Elo from the shared ladder's fit."""
     label_of = {p.spec: p.label for p in players}
-    rows = tuple(PairRow(label_of[s.black], label_of[s.white], int(summary["games"]), int(summary["a_wins"]),
-                         round(float(summary["a_winrate"]), 4), round(float(summary["a_winrate_low"]), 4),
-                         round(float(summary["a_winrate_high"]), 4), Path(match).name)
-                 for (match, s), summary in zip(pairs, summaries))
+    by_match = {summary["match_id"]: summary for summary in summaries}
+    rows = tuple(_pair_row(label_of[s.black], label_of[s.white], by_match[Path(match).name]) for match, s in pairs)
     names: dict[str, str] = {}
     for match, s in pairs:
         began = matches.read_settings(Path(match))
@@ -126,6 +124,12 @@ def evaluation_table(settings: AlphaGoSettings, players: list[EvalPlayer],
     rated = {r.player: r for r in fit(data, settings.size)}
     table = [_player_row(p.label, names[p.label], rated.get(names[p.label])) for p in players]
     return EvalTable(rows, tuple(sorted(table, key=lambda r: 1e9 if r.elo is None else -r.elo)))
+
+
+def _pair_row(a: str, b: str, summary: dict[str, Any]) -> PairRow:
+    return PairRow(a, b, int(summary["games"]), int(summary["a_wins"]), round(float(summary["a_winrate"]), 4),
+                   round(float(summary["a_winrate_low"]), 4), round(float(summary["a_winrate_high"]), 4),
+                   summary["match_id"])
 
 
 def _player_row(label: str, name: str, rating: Any) -> PlayerRow:

@@ -121,6 +121,10 @@ def test_the_round_robin_is_rated_on_the_shared_ladder_and_published(crashed_and
     eval_games = [g for g in games if g["match_id"].startswith("ag5-eval-")]
     assert len(eval_games) == 21 * SETTINGS.eval_games  # the crashed match's four games were not replayed
     assert len({(g["match_id"], g["game"]) for g in eval_games}) == len(eval_games)
+    for pair in table.pairs:  # each row is its own match's, whatever order the matches finished in
+        summary = storage.matches.read_summary(layout.match_dir(data, pair.match))
+        assert pair.match == f"ag5-eval-{pair.a}-vs-{pair.b}" and pair.a_wins == summary["a_wins"]
+        assert summary["player_a"].startswith("alphago" if pair.a.startswith("alphago") else "")
     rated = {row.label: row for row in table.players}
     assert rated["random"].elo == 0 and all(row.elo is not None for row in table.players)
     assert rated["alphago-4"].ladder_name.startswith("alphago-4:gozero-5x5-policy/1,gozero-5x5-value/")
