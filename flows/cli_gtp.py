@@ -32,7 +32,8 @@ from tasks.players import SPECS_HELP
 
 def gtp(
     model: Annotated[str | None, typer.Option(help="models:/NAME@ALIAS, models:/NAME/VERSION or a model directory "
-                                              "(default: models:/gozero-<SIZE>x<SIZE>@champion)")] = None,
+                                              "(default: models:/gozero-<SIZE>x<SIZE>@champion); with "
+                                              "--agent alphago: POLICY,VALUE")] = None,
     agent: Annotated[str | None, typer.Option(help=f"play this player instead of a model: {SPECS_HELP}")] = None,
     sims: Annotated[int, typer.Option(min=1, help="search simulations per move (with a model)")] = 400,
     size: Annotated[int | None, typer.Option(min=5, max=19, help="initial board size (default: the model's, else 9)")] = None,
@@ -48,7 +49,9 @@ def gtp(
     logging.basicConfig(stream=sys.stderr, level=logging.INFO if verbose else logging.WARNING,
                         format="gozero gtp: %(levelname)s %(message)s")
     if model is not None and agent is not None:
-        raise _fail("give --model or --agent, not both")
+        if agent.partition(":")[0].partition("-")[0] != "alphago" or ":" in agent:
+            raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE)")
+        agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
     with _protocol_streams() as (stdin, stdout):
         player = _player(agent, model, size, komi, sims, data_dir, threads)
         size = player.board_size or size or 9
@@ -98,7 +101,7 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
     whatever refuses it becomes our one line."""
     from gocore.errors import GozeroError
     from tasks.models import default_model_uri, load_net
-    from tasks.players import PlayerSettings, build_player
+    from tasks.players import PlayerSettings, build_player, parse_player
 
     try:
         spec = agent or model or default_model_uri(size or 9)
@@ -108,6 +111,9 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
             if size is not None and size != board_size:
                 raise _fail(f"{spec} plays {board_size}x{board_size} only, not --size {size}")
             size = board_size
+        elif (parsed := parse_player(spec)).kind == "alphago":  # it plays its policy net's size
+            use_threads(threads)
+            size = size or (load_net(parsed.command[0], data_dir).config.board_size if parsed.command else None)
         settings = PlayerSettings(size=size or 9, komi=komi, sims=sims, sample_opening=False, resign_threshold=-0.9)
         return build_player(spec, settings, data_dir)
     except GozeroError as error:

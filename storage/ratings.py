@@ -160,3 +160,48 @@ def plot_ladder(points: Sequence[GenerationElo], path: Path, title: str = "") ->
     with atomic_path(Path(path)) as temp:
         figure.savefig(temp, format="png", dpi=100)
     return Path(path)
+
+
+EVAL_PLOT_ARTIFACT = "plots/elo.png"
+
+
+def log_evaluation(size: int, run_name: str, pairs: Sequence[Mapping[str, Any]], players: Sequence[Mapping[str, Any]],
+                   markdown: str, params: Mapping[str, Any], data: Path | None = None) -> str:
+    """A finished run `run_name` in the size's experiment holding a round robin: its pairs and
+    players as ``evaluation.json``, the table as ``evaluation.md``, each player's Elo as a metric
+    and a bar plot of them (95 % error bars); returns the run id."""
+    import tempfile
+
+    from storage import runs
+
+    with runs.training_run(size, dict(params), run_name=run_name, data=data) as run_id:
+        rated = [p for p in players if p.get("elo") is not None]
+        if rated:
+            runs.log_metrics(run_id, {f"elo/{p['label']}": p["elo"] for p in rated}, 0, data=data)
+        with tempfile.TemporaryDirectory(prefix="gozero-eval-") as temp:
+            folder = Path(temp)
+            write_json(folder / "evaluation.json", {"pairs": list(pairs), "players": list(players)})
+            (folder / "evaluation.md").write_text(markdown)
+            for name in ("evaluation.json", "evaluation.md"):
+                runs.log_artifact(run_id, folder / name, "evaluation", data=data)
+            png = plot_elos(rated, folder / Path(EVAL_PLOT_ARTIFACT).name, f"{size}x{size}")
+            runs.log_artifact(run_id, png, str(Path(EVAL_PLOT_ARTIFACT).parent), data=data)
+    return run_id
+
+
+def plot_elos(players: Sequence[Mapping[str, Any]], path: Path, title: str = "") -> Path:
+    """Draw each player's Elo as a bar with a 95 % error bar into the PNG `path`; returns it."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 3.5), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1, title=f"round robin {title}".strip(), ylabel="Elo (random = 0)")
+    labels = [str(p["label"]) for p in players]
+    axes.bar(labels, [float(p["elo"]) for p in players],
+             yerr=[1.96 * float(p.get("stderr") or 0.0) for p in players], capsize=3)
+    axes.tick_params(axis="x", labelrotation=30)
+    axes.grid(alpha=0.3, axis="y")
+    with atomic_path(Path(path)) as temp:
+        figure.savefig(temp, format="png", dpi=100)
+    return Path(path)

@@ -134,8 +134,9 @@ def finish_match(match_dir: str, settings: MatchSettings, gate: float = 0.55,
 def ladder_names(match: Path, settings: MatchSettings) -> dict[str, str]:
     """``{"ladder_a": ..., "ladder_b": ...}``: the players' ladder names now (aliases resolved)."""
     data = _data_of(Path(match))
-    return {"ladder_a": ladder_name(settings.black, settings.sims, data),
-            "ladder_b": ladder_name(settings.white, settings.sims, data)}
+    size = settings.config.size
+    return {"ladder_a": ladder_name(settings.black, settings.sims, data, size),
+            "ladder_b": ladder_name(settings.white, settings.sims, data, size)}
 
 
 def _check_ladder_names(match: Path, settings: MatchSettings) -> None:

@@ -29,7 +29,13 @@ from gocore.play.match import MatchConfig
 from gocore.play.ratings import Strength, strength_label
 from storage import layout, matches, ratings
 from tasks.evaluate import MatchSettings
-from tasks.players import DEFAULT_GNUGO_LEVEL, PlayerError, engine_command, ladder_name, ladder_spec, parse_player
+from tasks.players import (
+    DEFAULT_GNUGO_LEVEL,
+    has_gnugo,
+    ladder_name,
+    ladder_spec,
+    parse_player,
+)
 
 ANCHOR = "random"
 DEFAULT_ANCHORS = ("uct-100", "gnugo-1")  # uct-100: the 2024 replication's MCTS agent
@@ -146,13 +152,13 @@ def champion(size: int, data: Path) -> str | None:
 
 def enter_ladder(player: str, settings: LadderSettings, data: Path) -> LadderPlayer:
     """`player` under its ladder name, with a spec that stays that player (aliases resolved)."""
-    name = ladder_name(player, settings.sims, data)
+    name = ladder_name(player, settings.sims, data, settings.size)
     return LadderPlayer(name, ladder_spec(name) or player)
 
 
 def pool(settings: LadderSettings, data: Path) -> list[LadderPlayer]:
     """Whom ladder players may meet: random, the anchors that can play here, past champions."""
-    anchors = [spec for spec in settings.anchors if parse_player(spec).kind != "gnugo" or _has_gnugo()]
+    anchors = [spec for spec in settings.anchors if parse_player(spec).kind != "gnugo" or has_gnugo()]
     versions = generations(settings.size, data)
     champions = sorted((name for name, version in versions.items() if version.was_champion),
                        key=lambda name: versions[name].number)
@@ -262,14 +268,6 @@ def publish(data: Path, settings: LadderSettings, rated: list[Rating], played: t
         params = {"players": len(rows), "games": sum(r.games for r in rows) // 2, **asdict(settings)}
         run = ratings.log_ladder(settings.size, points, params, data)
     return Ladder(settings.size, rows, played, run)
-
-
-def _has_gnugo() -> bool:
-    try:
-        engine_command(("gnugo",))
-    except PlayerError:
-        return False
-    return True
 
 
 @task(cache_policy=NO_CACHE)

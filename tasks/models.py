@@ -66,7 +66,10 @@ def _load_registered(text: str, data: str | None) -> LoadedModel:
 
     try:
         if text.startswith("models:/"):  # resolve the alias now, cache the version's net
-            info = registry.describe(*registry.parse_model_uri(text), data=_path(data))
+            name, selector = registry.parse_model_uri(text)
+            if selector.isdigit():  # pinned: nothing to resolve (a missing version fails to load)
+                return LoadedModel(_cached_net(f"models:/{name}/{int(selector)}", data, None), f"{name}/{int(selector)}")
+            info = registry.describe(name, selector, data=_path(data))
             return LoadedModel(_cached_net(info.uri, data, None), f"{info.name}/{info.version}")
         return LoadedModel(_cached_net(text, data, None), text)
     except (registry.RegistryError, OSError) as error:
@@ -97,7 +100,7 @@ def default_model_uri(board_size: int, family: str = "dual") -> str:
     return f"models:/{registry.model_name(board_size, family)}@{registry.CHAMPION}"
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _cached_net(uri: str, data: str | None, stamp: int | None) -> GoNet:
     """The net `uri` names, built once per process; `stamp` only keys the cache."""
     from gocore.nn.nets import build_net

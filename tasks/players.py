@@ -12,7 +12,12 @@ name the Elo ladder and the ratings table know a player by (and `ladder_spec` th
                              a shell; ``gnugo`` is also found at /usr/games/gnugo)
     models:/NAME@ALIAS, models:/NAME/VERSION, an artifact URI (``scheme://...``), a model directory
                              a net, playing as what it is: a dual net by AlphaGo Zero's PUCT search
-                             (sims simulations), a policy net by its most probable move
+                             (sims simulations), a policy (SL or RL) net by its most probable move,
+                             a value net by the move after which its value is best (one ply)
+    alphago[-N][:POLICY,VALUE]
+                             AlphaGo's search (N simulations, default: sims): POLICY's priors, leaf
+                             value (1 - lambda) v + lambda z_rollout with VALUE's v; the two are model
+                             specs as above, by default the champions of gozero-<N>x<N>-policy, -value
 
 Nets are loaded once per process (`tasks.models`).
 """
@@ -35,9 +40,10 @@ if TYPE_CHECKING:  # the engine loads with the first player built: `gozero --hel
     from gocore.search.agents import Agent
 
 DEFAULT_GNUGO_LEVEL = 5
-KINDS = ("random", "uct", "gnugo", "gtp", "model")
+KINDS = ("random", "uct", "gnugo", "gtp", "model", "alphago")
 _REGISTERED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/\d+")  # a ladder name NAME/VERSION
-SPECS_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS, models:/NAME/VERSION or a model dir"
+SPECS_HELP = ("random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', alphago[-N][:POLICY,VALUE], models:/NAME@ALIAS, "
+              "models:/NAME/VERSION or a model dir")
 
 
 class PlayerError(GozeroError, ValueError):
@@ -53,9 +59,10 @@ class PlayerSpec:
     kind: str
     """One of `KINDS`."""
     number: int | None = None
-    """uct: simulations; gnugo: level; None: the default."""
+    """uct, alphago: simulations; gnugo: level; None: the default."""
     command: tuple[str, ...] = ()
-    """gtp: the engine's argv as given (its program not yet looked up)."""
+    """gtp: the engine's argv as given (its program not yet looked up); alphago: (policy, value)
+    model specs, or () for the champions."""
 
 
 @dataclass(frozen=True)
@@ -109,6 +116,8 @@ def parse_player(spec: str) -> PlayerSpec:
         return PlayerSpec(spec, "random")
     if name in ("uct", "gnugo") and (not arg or arg.isdigit()):
         return PlayerSpec(spec, name, int(arg) if arg else None)
+    if name == "alphago" or spec.partition(":")[0] == "alphago":
+        return _parse_alphago(spec)
     if spec.startswith("gtp:"):
         command = tuple(shlex.split(spec.removeprefix("gtp:")))
         if not command:
@@ -119,12 +128,32 @@ def parse_player(spec: str) -> PlayerSpec:
     raise PlayerError(f"unknown player {spec!r}: use {SPECS_HELP}")
 
 
-def ladder_name(spec: str, sims: int, data: Path | None = None) -> str:
+def _parse_alphago(spec: str) -> PlayerSpec:
+    head, colon, models = spec.partition(":")
+    sims = head.removeprefix("alphago").removeprefix("-")
+    parts = tuple(part.strip() for part in models.split(",")) if colon else ()
+    if (head != "alphago" and not sims.isdigit()) or (colon and (len(parts) != 2 or not all(parts))):
+        raise PlayerError(f"unknown player {spec!r}: AlphaGo is alphago[-SIMS][:POLICY,VALUE], "
+                          "e.g. alphago-100:models:/gozero-9x9-policy/2,models:/gozero-9x9-value/1")
+    return PlayerSpec(spec, "alphago", int(sims) if sims else None, parts)
+
+
+def alphago_models(parsed: PlayerSpec, size: int) -> tuple[str, str]:
+    """(policy, value) model specs of an alphago player: its own, else the size's champions."""
+    from tasks.models import default_model_uri
+
+    return parsed.command or (default_model_uri(size, "policy"), default_model_uri(size, "value"))
+
+
+def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -> str:
     """The player's name on the Elo ladder, which must mean the same player for good: a registered
     model as ``NAME/VERSION`` (an alias resolved now, since it moves later), ``random``,
     ``uct-<simulations>`` (a bare uct searches `sims`), ``gnugo-<level>``, a model directory as
     ``dir:<its name>``; a gtp: spec or another artifact URI is its own name."""
     parsed = parse_player(spec)
+    if parsed.kind == "alphago":
+        nets = ",".join(ladder_name(model, sims, data) for model in alphago_models(parsed, size))
+        return f"alphago-{parsed.number or sims}:{nets}"
     if parsed.kind == "uct":
         return f"uct-{parsed.number or sims}"
     if parsed.kind == "gnugo":
@@ -133,7 +162,10 @@ def ladder_name(spec: str, sims: int, data: Path | None = None) -> str:
         from storage import registry
 
         try:
-            info = registry.describe(*registry.parse_model_uri(spec), data=data)
+            name, selector = registry.parse_model_uri(spec)
+            if selector.isdigit():  # pinned: its own name for good (building the player checks it exists)
+                return f"{name}/{int(selector)}"
+            info = registry.describe(name, selector, data=data)
         except registry.RegistryError as error:
             raise PlayerError(str(error)) from error
         return f"{info.name}/{info.version}"
@@ -145,6 +177,10 @@ def ladder_name(spec: str, sims: int, data: Path | None = None) -> str:
 def ladder_spec(name: str) -> str | None:
     """A spec that plays the ladder player `name` again (``gozero-9x9/3`` -> ``models:/gozero-9x9/3``);
     None for a model directory, of which the ladder keeps only the name."""
+    if name.startswith("alphago-") and ":" in name:
+        head, _, nets = name.partition(":")
+        models = [ladder_spec(net) for net in nets.split(",")]
+        return None if None in models else f"{head}:{','.join(m for m in models if m)}"
     if name.startswith("dir:"):
         return None
     return f"models:/{name}" if _REGISTERED.fullmatch(name) else name
@@ -152,7 +188,7 @@ def ladder_spec(name: str) -> str | None:
 
 def has_net(specs: Iterable[str]) -> bool:
     """True if any of `specs` names a net (then torch runs, and its threads are worth choosing)."""
-    return any(parse_player(spec).kind == "model" for spec in specs)
+    return any(parse_player(spec).kind in ("model", "alphago") for spec in specs)
 
 
 def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) -> Player:
@@ -171,6 +207,8 @@ def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) 
         return _engine_player(spec, [*command, *GNUGO_TROMP_TAYLOR], settings)
     if parsed.kind == "gtp":
         return _engine_player(spec, engine_command(parsed.command), settings)
+    if parsed.kind == "alphago":
+        return _alphago_player(parsed, settings, data)
     return _model_player(spec, settings, data)
 
 
@@ -186,6 +224,15 @@ def engine_command(argv: tuple[str, ...] | list[str]) -> list[str]:
     return [program, *argv[1:]]
 
 
+def has_gnugo() -> bool:
+    """True if GNU Go can be started here (on PATH or at /usr/games/gnugo)."""
+    try:
+        engine_command(("gnugo",))
+    except PlayerError:
+        return False
+    return True
+
+
 def _engine_player(spec: str, command: list[str], settings: PlayerSettings) -> Player:
     from gocore.play.match import GtpAgent
 
@@ -193,22 +240,35 @@ def _engine_player(spec: str, command: list[str], settings: PlayerSettings) -> P
     return Player(spec, "gtp", lambda seed: engine, engine)
 
 
-def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Player:
-    """A net as the player it is: PUCT search over a dual net, the policy's best move otherwise."""
-    from gocore.nn.inference import NetEvaluator
-    from gocore.search import mcts
-    from gocore.search.agents import AlphaZeroAgent, PolicyAgent
-
+def _net(spec: str, settings: PlayerSettings, data: Path | None):
+    """The net `spec` names, checked to play the settings' board size."""
     try:
         net = load_model(spec, data).net
     except ModelError as error:
         raise PlayerError(str(error)) from error
-    size, family = net.config.board_size, net.config.family
+    size = net.config.board_size
     if size != settings.size:
         raise PlayerError(f"{spec} plays {size}x{size}, not {settings.size}x{settings.size}")
+    return net
+
+
+def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Player:
+    """A net as the player it is: PUCT search over a dual net, the policy's best move, the value
+    net's best move one ply deep."""
+    from gocore.nn.inference import NetEvaluator
+    from gocore.search import mcts
+    from gocore.search.agents import AlphaZeroAgent, PolicyAgent, ValueGreedyAgent
+
+    net = _net(spec, settings, data)
+    size, family = net.config.board_size, net.config.family
     evaluator = NetEvaluator(net)
-    if family == "policy":
-        return Player(spec, "policy", lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed), board_size=size)
+    sampled = size * size // 12 if settings.sample_opening else 0  # as search samples its opening
+    if family in ("policy", "rl", "rollout"):
+        return Player(spec, family, lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed, sampled_moves=sampled),
+                      board_size=size)
+    if family == "value":
+        return Player(spec, "value-greedy", lambda seed: ValueGreedyAgent(evaluator, seed=seed, sampled_moves=sampled),
+                      board_size=size)
     if family != "dual":
         raise PlayerError(f"{spec} is a {family} net, which cannot choose moves by itself")
     # MATCH: no noise, tau -> 0; matches sample their first moves so games differ.
@@ -217,3 +277,22 @@ def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Pla
         config = config.replace(temperature_moves=None)  # the default: about N*N/12 sampled moves
     return Player(spec, f"alphazero-{settings.sims}", lambda seed: AlphaZeroAgent(evaluator, config, seed=seed),
                   board_size=size)
+
+
+def _alphago_player(parsed: PlayerSpec, settings: PlayerSettings, data: Path | None) -> Player:
+    """AlphaGo's search over a policy net's priors and a value net mixed with rollouts."""
+    from gocore.nn.inference import NetEvaluator
+    from gocore.search import mcts
+    from gocore.search.agents import AlphaGoAgent
+
+    policy_spec, value_spec = alphago_models(parsed, settings.size)
+    policy, value = _net(policy_spec, settings, data), _net(value_spec, settings, data)
+    if policy.config.family not in ("policy", "rl") or value.config.family != "value":
+        raise PlayerError(f"{parsed.text}: AlphaGo needs a policy net and a value net, not "
+                          f"{policy.config.family} and {value.config.family}")
+    simulations = parsed.number or settings.sims
+    config = mcts.ALPHAGO.replace(simulations=simulations, resign_threshold=settings.resign_threshold,
+                                  temperature_moves=None if settings.sample_opening else 0)
+    evaluator = NetEvaluator(policy_net=policy, value_net=value)
+    return Player(parsed.text, f"alphago-{simulations}", lambda seed: AlphaGoAgent(evaluator, config, seed=seed),
+                  board_size=settings.size)

@@ -27,7 +27,7 @@ from gocore.errors import GozeroError
 from gocore.nn import patterns
 from gocore.nn.aux_heads import DualOutput, OwnershipHead
 
-FAMILIES = ("dual", "policy", "value", "rollout")
+FAMILIES = ("dual", "policy", "value", "rollout", "rl")
 
 
 class NetConfigError(GozeroError, ValueError):
@@ -45,7 +45,8 @@ class NetConfig:
     encoder: str = ""
     """Name of the `gocore.nn.features` encoder that makes the planes ('' = not recorded)."""
     family: str = "dual"
-    """Which net: dual (AlphaGo Zero), policy / value (AlphaGo 2016), rollout (fast policy)."""
+    """Which net: dual (AlphaGo Zero), policy / value (AlphaGo 2016), rollout (fast policy), rl (a
+    PolicyNet trained by REINFORCE: its own family, so it registers as its own model)."""
     blocks: int = 4
     """Residual blocks (dual) or hidden 3x3 conv layers after the 5x5 one (policy, value)."""
     filters: int = 32
@@ -375,7 +376,7 @@ class RolloutPolicy(GoNet):
 
 
 NET_CLASSES: dict[str, type[GoNet]] = {
-    "dual": DualNet, "policy": PolicyNet, "value": ValueNet, "rollout": RolloutPolicy,
+    "dual": DualNet, "policy": PolicyNet, "value": ValueNet, "rollout": RolloutPolicy, "rl": PolicyNet,
 }
 
 

@@ -172,7 +172,7 @@ def make_optimizer(net: torch.nn.Module, config: TrainConfig) -> torch.optim.Opt
 def check_objective(net: GoNet, objective: str) -> None:
     """TrainError unless the net has the heads the objective trains."""
     family = net.config.family
-    needs = {"policy": ("dual", "policy"), "value": ("dual", "value"), "dual": ("dual",)}
+    needs = {"policy": ("dual", "policy", "rl"), "value": ("dual", "value"), "dual": ("dual",)}
     if family not in needs[objective]:
         raise TrainError(f"objective {objective!r} cannot train a {family!r} net; "
                          f"it needs one of {needs[objective]}")

@@ -2,7 +2,8 @@
 
 Baselines: `RandomAgent` (uniform over legal moves that do not fill its own eye) and `UCTAgent`
 (UCT with random-rollout leaf values, the classic Monte Carlo player). Network players:
-`PolicyAgent` (the policy net's move, no search), `AlphaZeroAgent` (PUCT search on one net, the
+`PolicyAgent` (the policy net's move, no search), `ValueGreedyAgent` (the
+value net one ply deep), `AlphaZeroAgent` (PUCT search on one net, the
 2017 player) and `AlphaGoAgent` (the same search with AlphaGo 2016's leaf value, policy net priors
 and value net + rollouts). The search itself lives in `gocore.search.mcts`; networks are reached only
 through a `gocore.nn.inference.Evaluator`.
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
-from gocore.rules.board import Position, own_eye_mask, random_playouts
+from gocore.rules.board import Position, candidate_moves, own_eye_mask, random_playouts
 from gocore.search import mcts
 from gocore.search.rollout import PatternRollouts
 
@@ -125,18 +126,45 @@ class UCTAgent:
 
 
 class PolicyAgent:
-    """The policy net alone: its most probable legal move (greedy) or a sample from it."""
+    """The policy net alone: its most probable legal move (greedy) or a sample from it.
 
-    def __init__(self, evaluator: Evaluator, greedy: bool = True, seed: int | None = None):
+    With `sampled_moves` > 0 a greedy agent samples its moves before that move number, so that
+    match games differ (as search players sample their opening by visits)."""
+
+    def __init__(self, evaluator: Evaluator, greedy: bool = True, seed: int | None = None,
+                 sampled_moves: int = 0):
         self.name = "policy-greedy" if greedy else "policy-sample"
-        self.evaluator, self.greedy = evaluator, greedy
+        self.evaluator, self.greedy, self.sampled_moves = evaluator, greedy, sampled_moves
         self._rng = np.random.default_rng(seed)
 
     def select_move(self, position: Position) -> int:
         priors, _ = self.evaluator.evaluate([position])  # (1, N*N+1), zero on illegal moves
-        if self.greedy:
+        if self.greedy and position.move_number >= self.sampled_moves:
             return int(priors[0].argmax())
         return int(self._rng.choice(len(priors[0]), p=priors[0] / priors[0].sum()))
+
+
+class ValueGreedyAgent:
+    """The value net alone, one ply deep: the candidate move after which the opponent's value is lowest.
+
+    Samples its first `sampled_moves` moves uniformly among the best-valued few (so match games
+    differ): among candidates within `margin` of the best value. Passes when nothing else is left."""
+
+    def __init__(self, evaluator: Evaluator, seed: int | None = None, sampled_moves: int = 0,
+                 margin: float = 0.05):
+        self.name = "value-greedy"
+        self.evaluator, self.sampled_moves, self.margin = evaluator, sampled_moves, margin
+        self._rng = np.random.default_rng(seed)
+
+    def select_move(self, position: Position) -> int:
+        moves = np.flatnonzero(candidate_moves(position))
+        if len(moves) == 1:
+            return int(moves[0])
+        _, values = self.evaluator.evaluate([position.play(int(m)) for m in moves])  # (M,) opponent's view
+        mine = -values
+        if position.move_number < self.sampled_moves:
+            return int(self._rng.choice(moves[mine >= mine.max() - self.margin]))
+        return int(moves[int(mine.argmax())])
 
 
 class AlphaZeroAgent:

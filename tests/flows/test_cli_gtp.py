@@ -103,3 +103,20 @@ def test_a_model_directory_plays_its_board_size_only(tmp_path):
         second = ours.genmove(-1, SIZE)
         assert first is not None and second is not None
         assert Position.initial(SIZE, KOMI).play(first).is_legal(second)
+
+
+def test_alphago_plays_its_search_over_a_policy_and_a_value_net(tmp_path):
+    from gocore.nn.nets import NetConfig, build_net
+    from storage.checkpoints import save_model
+
+    nets = []
+    for family in ("policy", "value"):
+        config = NetConfig(board_size=5, in_planes=17, encoder="agz17", family=family, blocks=1, filters=8)
+        nets.append(str(save_model(tmp_path / family, build_net(config), dataclasses.asdict(config))))
+    command = GTP + ["--agent", "alphago", "--model", ",".join(nets), "--sims", "8"]
+    with GtpClient(command, timeout=60, name="gozero") as ours:
+        assert f"alphago:{nets[0]},{nets[1]}" in ours.version()
+        with pytest.raises(GtpError, match="unacceptable size"):
+            ours.boardsize(9)  # the nets' size, learned from the policy net
+        first = ours.genmove(1, 5)
+        assert first is not None and Position.initial(5).is_legal(first)

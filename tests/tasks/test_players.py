@@ -8,7 +8,7 @@ import pytest
 
 from gocore.nn.nets import NetConfig, build_net
 from gocore.play.match import GtpAgent
-from gocore.search.agents import AlphaZeroAgent, PolicyAgent, RandomAgent, UCTAgent
+from gocore.search.agents import AlphaZeroAgent, PolicyAgent, RandomAgent, UCTAgent, ValueGreedyAgent
 from storage.checkpoints import save_model
 from tasks.models import ModelError, load_model, load_net
 from tasks.players import PlayerError, PlayerSettings, build_player, parse_player
@@ -69,8 +69,10 @@ def test_nets_play_as_what_they_are(tmp_path: Path):
     assert dual.display.endswith("(alphazero-8)") and policy.display.endswith("(policy)")
     assert build_player("uct-3", SETTINGS).display == "uct-3"
     assert build_player("uct", SETTINGS).display == "uct (uct-8)"
-    with pytest.raises(PlayerError, match="value net, which cannot choose moves"):
-        build_player(tiny_model(tmp_path / "value", "value"), SETTINGS)
+    value = build_player(tiny_model(tmp_path / "value", "value"), SETTINGS)
+    assert value.kind == "value-greedy" and isinstance(value.make(0), ValueGreedyAgent)
+    rl = build_player(tiny_model(tmp_path / "rl", "rl"), SETTINGS)
+    assert rl.kind == "rl" and isinstance(rl.make(0), PolicyAgent)
     with pytest.raises(PlayerError, match="plays 5x5, not 9x9"):
         build_player(str(tmp_path / "dual"), PlayerSettings(size=9))
 
@@ -117,3 +119,26 @@ def test_ladder_names_name_the_same_player_for_good_and_lead_back_to_a_spec(tmp_
         "models:/gozero-9x9/3", "uct-30", "random", "gtp:x --y", None]
     with pytest.raises(PlayerError, match="unknown player"):
         ladder_name("alphabeta", 8)
+
+
+def test_alphago_specs_search_over_their_two_nets_and_keep_their_names(tmp_path: Path):
+    from gocore.search.agents import AlphaGoAgent
+    from tasks.players import ladder_name, ladder_spec
+
+    policy, value = tiny_model(tmp_path / "p", "policy"), tiny_model(tmp_path / "v", "value")
+    parsed = parse_player(f"alphago-12:{policy},{value}")
+    assert (parsed.kind, parsed.number, parsed.command) == ("alphago", 12, (policy, value))
+    assert parse_player("alphago").kind == "alphago" and parse_player("alphago").command == ()
+    player = build_player(f"alphago-12:{policy},{value}", SETTINGS)
+    agent = player.make(0)
+    assert isinstance(agent, AlphaGoAgent) and player.kind == "alphago-12"
+    assert agent.config.simulations == 12 and agent.config.rollout_lambda == 0.5 and agent.config.c_puct == 5.0
+    assert ladder_name(f"alphago:{policy},{value}", 8, size=5) == "alphago-8:dir:p,dir:v"
+    assert ladder_spec("alphago-8:gozero-5x5-policy/2,gozero-5x5-value/1") == (
+        "alphago-8:models:/gozero-5x5-policy/2,models:/gozero-5x5-value/1")
+    assert ladder_spec("alphago-8:dir:p,dir:v") is None  # a directory is only a name on the ladder
+    with pytest.raises(PlayerError, match="needs a policy net and a value net"):
+        build_player(f"alphago:{value},{policy}", SETTINGS)
+    for bad in ("alphago-x", "alphago:only-one", "alphago:a,"):
+        with pytest.raises(PlayerError, match="alphago"):
+            parse_player(bad)

@@ -186,3 +186,20 @@ def test_a_time_budget_cuts_the_search_short_but_still_gives_a_legal_move():
     elapsed = time.monotonic() - start
     assert position.is_legal(move) and elapsed < 5
     assert 0 < agent.last_result.visits.sum() < 1_000_000
+
+
+class _PointValues:
+    """Values that make black's stone on point 12 the best move: after it, the opponent's value is -1."""
+
+    def evaluate(self, positions):
+        values = np.array([-1.0 if p.stones.flat[12] == 1 else 0.0 for p in positions], np.float32)
+        return np.zeros((len(positions), positions[0].size ** 2 + 1), np.float32), values
+
+
+def test_the_value_greedy_player_moves_where_the_opponent_is_worst_off():
+    from gocore.search.agents import ValueGreedyAgent
+
+    assert ValueGreedyAgent(_PointValues()).select_move(Position.initial(5)) == 12
+    sampled = {ValueGreedyAgent(_PointValues(), seed=s, sampled_moves=1, margin=2.0).select_move(Position.initial(5))
+               for s in range(6)}
+    assert len(sampled) > 1  # its opening moves are sampled among the nearly best

@@ -1,0 +1,168 @@
+"""`gozero alphago`: the AlphaGo (2016) pipeline (flows/alphago.py) with a live table of its stages.
+
+The expert games come from `--source` (anything `gozero ingest` takes), ingested once into the
+dataset `--dataset`; a rerun of the same command skips the ingest and every finished stage. The
+table is redrawn twice a second from the stage records and training progress files on disk.
+flows/cli.py mounts the command.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.live import Live
+from rich.table import Table
+
+from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+
+if TYPE_CHECKING:
+    from tasks.alphago import AlphaGoSettings
+
+TRAINED = {"sl": "policy", "rollout": "rollout", "value": "value"}  # stage -> the run key's family
+
+
+def alphago(
+    source: Annotated[list[str] | None, typer.Option(help="expert games to ingest first (as gozero ingest "
+                                                      "takes them); not needed once the dataset exists")] = None,
+    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    stages: Annotated[str, typer.Option(help="stages to run, in order: sl,rollout,rl,value,eval")] = "sl,rollout,rl,value,eval",
+    preset: Annotated[str, typer.Option(help="tiny, small or full: nets and every count below")] = "small",
+    sl_steps: Annotated[int | None, typer.Option(min=1, help="SL policy: training steps")] = None,
+    rollout_steps: Annotated[int | None, typer.Option(min=1, help="rollout policy: training steps")] = None,
+    games_per_iteration: Annotated[int | None, typer.Option(min=1, help="RL: games per REINFORCE minibatch (n)")] = None,
+    iterations: Annotated[int | None, typer.Option(min=1, help="RL: REINFORCE minibatches")] = None,
+    snapshot_every: Annotated[int | None, typer.Option(min=1, help="RL: register a snapshot and add it to "
+                                                      "the opponent pool every K iterations")] = None,
+    value_games: Annotated[int | None, typer.Option(min=1, help="value: games (one position each)")] = None,
+    value_steps: Annotated[int | None, typer.Option(min=1, help="value net: training steps")] = None,
+    value_heldout_games: Annotated[int | None, typer.Option(min=1, help="value: held-out games of its check")] = None,
+    check_games: Annotated[int | None, typer.Option(min=2, help="RL: games of its check against SL")] = None,
+    eval_games: Annotated[int | None, typer.Option(min=2, help="eval: games per pair of the round robin")] = None,
+    eval_sims: Annotated[str | None, typer.Option(help="eval: AlphaGo's simulation counts, e.g. 10,100")] = None,
+    uct_sims: Annotated[int | None, typer.Option(min=1, help="eval: simulations of the UCT player")] = None,
+    gnugo_levels: Annotated[str | None, typer.Option(help="eval: GNU Go levels, e.g. 1,5 ('' for none)")] = None,
+    dataset: Annotated[str | None, typer.Option(help="dataset name (default: expert-<N>x<N>)")] = None,
+    name: Annotated[str | None, typer.Option(help="pipeline name (default alphago-<N>x<N>)")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="processes for value data and matches (default: cores)")] = None,
+    device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
+) -> None:
+    """Run the AlphaGo pipeline: SL policy, rollout policy, RL policy, value net, evaluation."""
+    quiet_prefect(verbose)
+    from flows.alphago import parse_stages
+    from storage import layout
+
+    with user_errors():
+        chosen = parse_stages(stages)
+    settings = _settings(preset, size, dataset or f"expert-{size}x{size}", name or f"alphago-{size}x{size}",
+                         {"sl_steps": sl_steps, "rollout_steps": rollout_steps, "value_steps": value_steps,
+                          "value_heldout_games": value_heldout_games, "check_games": check_games,
+                          "games_per_iteration": games_per_iteration, "iterations": iterations,
+                          "snapshot_every": snapshot_every, "value_games": value_games, "eval_games": eval_games,
+                          "eval_sims": _numbers(eval_sims), "uct_sims": uct_sims,
+                          "gnugo_levels": _numbers(gnugo_levels)})
+    data = layout.data_dir(data_dir)
+    from flows.runtime import prefect_api
+
+    with prefect_api():
+        if source:
+            _ingest(source, settings, data, workers)
+        summary = _run_live(settings, chosen, data, workers, device)
+    if summary.table is not None:
+        from tasks.alphago_eval import table_markdown
+
+        console.print()
+        console.print(table_markdown(summary.table), highlight=False)
+
+
+def _numbers(text: str | None) -> tuple[int, ...] | None:
+    if text is None:
+        return None
+    try:
+        return tuple(int(part) for part in text.split(",") if part.strip())
+    except ValueError:
+        raise fail(f"{text!r} is not a comma-separated list of numbers") from None
+
+
+def _settings(preset: str, size: int, dataset: str, name: str, changes: dict) -> AlphaGoSettings:
+    """The preset's settings with the options given."""
+    from tasks.alphago import PRESETS
+
+    if preset not in PRESETS:
+        raise fail(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+    try:
+        return dataclasses.replace(PRESETS[preset], size=size, dataset=dataset, name=name,
+                                   **{k: v for k, v in changes.items() if v is not None})
+    except ValueError as error:
+        raise fail(str(error)) from None
+
+
+def _ingest(source: list[str], settings: AlphaGoSettings, data: Path, workers: int | None) -> None:
+    """Ingest the expert games into the dataset unless it is already complete."""
+    from flows.ingest import run_ingest
+    from gocore.nn.encode import EncodeOptions
+    from storage import datasets, layout
+
+    directory = layout.dataset_dir(data, settings.dataset)
+    try:
+        datasets.read_manifest(directory)
+        console.print(f"dataset {settings.dataset}: already ingested ({directory})")
+        return
+    except datasets.DatasetError:
+        pass
+    console.print(f"ingesting {', '.join(source)} into dataset {settings.dataset}")
+    with user_errors():
+        run_ingest(source, settings.dataset, str(data), EncodeOptions(size=settings.size), workers=workers)
+
+
+def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, workers: int | None,
+              device: str):
+    """The flow, with the table of stages redrawn from the records on disk."""
+    from flows.alphago import run_alphago
+
+    console.print(f"AlphaGo pipeline [bold]{settings.name}[/]: stages {','.join(stages)}, {settings.preset} "
+                  f"preset, dataset {settings.dataset} -> {data}", soft_wrap=True)
+    stop = threading.Event()
+    with Live(stages_table(settings, stages, data), console=console, auto_refresh=False) as live:
+        def poll() -> None:
+            while not stop.wait(0.5):
+                live.update(stages_table(settings, stages, data), refresh=True)
+
+        thread = threading.Thread(target=poll, daemon=True)
+        thread.start()
+        try:
+            with user_errors():
+                return run_alphago(settings, stages, str(data), workers, None, device)
+        finally:
+            stop.set()
+            thread.join()
+            live.update(stages_table(settings, stages, data), refresh=True)
+
+
+def stages_table(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path) -> Table:
+    """One row per asked stage: done (with its headline), running (with training progress), or waiting."""
+    from flows.alphago import STAGE, headline
+    from storage import loops
+    from tasks.train import read_progress
+
+    table = Table(title=f"AlphaGo pipeline {settings.name}")
+    for column in ("stage", "status", "result", "s"):
+        table.add_column(column, justify="right" if column == "s" else "left")
+    running = True
+    for stage in stages:
+        record = loops.read_step(data, settings.name, STAGE, stage)
+        if record is not None:
+            table.add_row(stage, "[green]done[/]", headline(stage, record), f"{record.get('seconds', 0):.0f}")
+            continue
+        detail = ""
+        if running and stage in TRAINED:
+            done, total = read_progress(data, f"{settings.name}-{TRAINED[stage]}")
+            detail = f"training step {done}/{total}" if total else ""
+        table.add_row(stage, "running" if running else "waiting", detail, "")
+        running = False
+    return table

@@ -1,0 +1,265 @@
+"""Prefect tasks of the AlphaGo (2016) pipeline: its settings and presets, the supervised stages
+(SL policy, rollout policy), the value stage (one position per game, the net, its held-out check)
+and promotion. The RL stage is tasks/reinforce.py, the evaluation round robin tasks/alphago_eval.py.
+
+Every registered version carries the tags ``alphago`` (the run's name) and ``stage``; a rerun finds
+them (`stage_version`) instead of registering again, and training resumes from its checkpoints.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from prefect import task
+from prefect.cache_policies import NO_CACHE
+
+from gocore.nn.training import PRESETS as TRAIN_PRESETS
+from gocore.nn.training import TrainConfig
+from storage import layout, registry
+from storage import selfplay as selfplay_files
+from tasks.train import DatasetFacts, selfplay_facts, train_and_register
+from tasks.zero import ModelRef
+
+STAGES = ("sl", "rollout", "rl", "value", "eval")
+BASELINES = ("mean", "none")
+
+
+@dataclass(frozen=True)
+class AlphaGoSettings:
+    """What an AlphaGo pipeline run is; recorded in its loop.json, a rerun must match it."""
+
+    name: str = "alphago-9x9"
+    """The run's name: its directory under <data>/loops/ and the `alphago` tag on its versions."""
+    dataset: str = "gnugo-9x9"
+    """The ingested expert dataset (<data>/datasets/<dataset>) the SL and rollout policies learn."""
+    size: int = 9
+    """Board size N."""
+    komi: float = 7.5
+    """Komi of every game the pipeline plays."""
+    preset: str = "small"
+    """Net preset (tiny, small, full) of the policy, RL and value nets; the training schedule's too."""
+    sl_steps: int = 4000
+    """Training steps of the SL policy."""
+    rollout_steps: int = 2000
+    """Training steps of the rollout policy."""
+    batch_size: int = 128
+    """Rows per supervised training step."""
+    iterations: int = 200
+    """REINFORCE minibatches of the RL stage."""
+    games_per_iteration: int = 32
+    """n: games per minibatch (the learner is black in half)."""
+    snapshot_every: int = 20
+    """K: every K iterations the RL policy is registered and joins the opponent pool."""
+    rl_lr: float = 0.001
+    """Learning rate of the RL policy's SGD."""
+    baseline: str = "mean"
+    """REINFORCE baseline: mean (the minibatch's mean outcome) or none."""
+    value_games: int = 2000
+    """Games of value data (one training position each)."""
+    value_heldout_games: int = 200
+    """Further games whose positions only check the value net."""
+    value_games_per_task: int = 100
+    """Games of value data per task (one stored batch each)."""
+    value_steps: int = 2000
+    """Training steps of the value net."""
+    max_u: int | None = None
+    """U is drawn from 0 .. max_u - 1, the games' plausible length; None = N*N."""
+    check_games: int = 40
+    """Games of the RL policy against the SL policy (its check: a score of 55 % or more)."""
+    eval_games: int = 100
+    """Games of every pair in the evaluation round robin (colours alternate)."""
+    eval_sims: tuple[int, ...] = (10, 100)
+    """Simulations per move of the AlphaGo players in the round robin (one player per count)."""
+    uct_sims: int = 100
+    """Simulations of the UCT player in the round robin (the replication's MCTS agent)."""
+    gnugo_levels: tuple[int, ...] = (1, 5)
+    """GNU Go levels in the round robin (left out when GNU Go is not installed)."""
+    seed: int = 0
+    """Base seed of every game and training run."""
+
+    def __post_init__(self) -> None:
+        problems = [message for is_bad, message in (
+            (self.preset not in TRAIN_PRESETS, f"preset must be one of {', '.join(TRAIN_PRESETS)}"),
+            (self.baseline not in BASELINES, f"baseline must be one of {', '.join(BASELINES)}"),
+            (min(self.iterations, self.games_per_iteration, self.snapshot_every) < 1,
+             "iterations, games per iteration and snapshot_every must be >= 1"),
+            (min(self.value_games, self.value_heldout_games, self.value_games_per_task) < 1,
+             "value games must be >= 1"),
+            (self.check_games < 2 or self.eval_games < 2, "check and eval games must be >= 2"),
+            (not self.eval_sims or min(self.eval_sims) < 1, "eval_sims needs simulation counts >= 1"),
+        ) if is_bad]
+        if problems:
+            raise ValueError("AlphaGo settings: " + "; ".join(problems))
+
+    def model(self, family: str) -> str:
+        """The registered model of a family on this board size (gozero-9x9-policy, -rl, ...)."""
+        return registry.model_name(self.size, family)
+
+    def train_config(self, steps: int, device: str) -> TrainConfig:
+        """The preset's training schedule with these steps, the batch size and the device."""
+        base = TRAIN_PRESETS[self.preset]
+        every = max(1, steps // 4)
+        return dataclasses.replace(base, steps=steps, batch_size=self.batch_size, device=device, seed=self.seed,
+                                   checkpoint_every=every, val_every=every, log_every=max(1, steps // 20))
+
+
+PRESETS: dict[str, AlphaGoSettings] = {
+    "tiny": AlphaGoSettings(preset="tiny", sl_steps=40, rollout_steps=20, batch_size=32, iterations=4,
+                            games_per_iteration=4, snapshot_every=2, value_games=24, value_heldout_games=8,
+                            value_games_per_task=12, value_steps=20, check_games=4, eval_games=2,
+                            eval_sims=(4, 8), uct_sims=8, gnugo_levels=()),
+    "small": AlphaGoSettings(),
+    "full": AlphaGoSettings(preset="full", sl_steps=100_000, rollout_steps=20_000, batch_size=512,
+                            iterations=2000, games_per_iteration=128, snapshot_every=100, value_games=200_000,
+                            value_heldout_games=2000, value_games_per_task=500, value_steps=100_000),
+}
+RESUMABLE = frozenset({"eval_games", "eval_sims", "uct_sims", "gnugo_levels"})
+"""Settings a rerun may change: the evaluation's (the trained nets stay what they are)."""
+
+
+def stage_version(settings: AlphaGoSettings, family: str, data: Path, **tags: str) -> ModelRef | None:
+    """The version of `family` this run registered with these tags (a crashed run's, found again)."""
+    try:
+        versions = registry.list_versions(settings.model(family), data)
+    except registry.RegistryError:
+        return None
+    wanted = {"alphago": settings.name, **tags}
+    for info in versions:
+        if all(info.tags.get(k) == v for k, v in wanted.items()):
+            return ModelRef(info.name, int(info.version))
+    return None
+
+
+def _supervised(settings: AlphaGoSettings, family: str, steps: int, data: Path, device: str) -> dict[str, Any]:
+    """Train and register `family` on the expert dataset (resuming), then make it champion."""
+    dataset_dir = layout.dataset_dir(data, settings.dataset)
+    result = train_and_register(dataset_dir, family, settings.preset, settings.train_config(steps, device), data,
+                                run_name=f"{settings.name}-{family}",
+                                version_tags={"alphago": settings.name, "stage": family})
+    accuracy = result.metrics.get("val/policy_top1")
+    evidence = {"alphago": settings.name, "steps": result.step, "val_policy_accuracy": accuracy}
+    registry.promote(result.model_name, result.version, f"alphago {settings.name}: trained on {settings.dataset}",
+                     {k: v for k, v in evidence.items() if v is not None}, data)
+    return {"model": asdict_ref(ModelRef(result.model_name, result.version)), "steps": result.step,
+            "val_policy_top1": None if accuracy is None else round(accuracy, 4), "seconds": result.seconds}
+
+
+def asdict_ref(ref: ModelRef) -> dict[str, Any]:
+    """A ModelRef as a stage record keeps it."""
+    return dataclasses.asdict(ref)
+
+
+@task(cache_policy=NO_CACHE, tags=["gpu"])
+def train_sl_policy(settings: AlphaGoSettings, data_dir: str, device: str = "auto") -> dict[str, Any]:
+    """Stage 1: the SL policy net on the expert games (the existing supervised trainer)."""
+    return _supervised(settings, "policy", settings.sl_steps, Path(data_dir), device)
+
+
+@task(cache_policy=NO_CACHE, tags=["gpu"])
+def train_rollout_policy(settings: AlphaGoSettings, data_dir: str, device: str = "auto") -> dict[str, Any]:
+    """Stage 2: the fast rollout policy on the expert games.
+
+    CALL SITE for the pattern rollout policy (tasks.rollout.train_rollout, numba): until that
+    lands, the torch `RolloutPolicy` (a linear softmax over 3x3 neighbourhoods) is trained by the
+    supervised trainer and registered as gozero-<N>x<N>-rollout. The search does not use it yet."""
+    return _supervised(settings, "rollout", settings.rollout_steps, Path(data_dir), device)
+
+
+# ---------------------------------------------------------------- value data, net and check
+VALUE_TRAIN, VALUE_HELDOUT = 0, 1  # the value data's two "generations": training and held-out games
+
+
+def value_run(settings: AlphaGoSettings) -> str:
+    """The name under which the run's value data is stored (storage.selfplay's `run`)."""
+    return f"{settings.name}-value"
+
+
+def value_batches(settings: AlphaGoSettings) -> list[tuple[int, int, int]]:
+    """(generation, seed, games) of every batch of value data: training games, then held-out ones."""
+    batches = []
+    for generation, total in ((VALUE_TRAIN, settings.value_games), (VALUE_HELDOUT, settings.value_heldout_games)):
+        for index, start in enumerate(range(0, total, settings.value_games_per_task)):
+            seed = settings.seed * 1_000_000 + generation * 100_000 + index
+            batches.append((generation, seed, min(settings.value_games_per_task, total - start)))
+    return batches
+
+
+@task(cache_policy=NO_CACHE)
+def play_value_batch(batch: tuple[int, int, int], settings: AlphaGoSettings, sl_uri: str, rl_uri: str,
+                     data_dir: str) -> dict[str, Any]:
+    """One batch of value data (skipped if stored): SL moves, a random move at U, RL to the end."""
+    from gocore.nn.device import set_threads
+    from gocore.nn.reinforce import net_encoder
+    from gocore.nn.value_data import value_columns, value_samples
+    from tasks.models import load_model
+
+    generation, seed, games = batch
+    data, run = Path(data_dir), value_run(settings)
+    if (done := selfplay_files.read_finished(data, generation, seed, run)) is not None:
+        return {"rows": int(done["rows"]), "skipped": True}
+    set_threads(1)  # batches run side by side in a pool
+    sl, rl = load_model(sl_uri, data), load_model(rl_uri, data)
+    samples = value_samples(sl.net, rl.net, games, settings.size, settings.komi, np.random.default_rng(seed),
+                            max_u=settings.max_u)
+    ids = [f"value-g{generation}-s{seed}-{index:04d}" for index in range(games)]
+    encoder = net_encoder(sl.net)
+    columns = value_columns(samples, ids, encoder=encoder, generation=generation, model_version=rl.version)
+    sidecar = {"games": games, "rows": games, "generation": generation, "seed": seed, "model_version": rl.version,
+               "encoder": encoder, "game_ids": ids, "z_sum": int(samples.z.sum()), "ended_early": samples.ended_early,
+               "mean_u": float(samples.u.mean()), "mean_length": float(samples.lengths.mean()),
+               "settings": {"size": settings.size, "komi": settings.komi, "encoder": encoder,
+                            "sl": sl.version, "rl": rl.version, "max_u": settings.max_u}}
+    selfplay_files.write_batch(data, generation, seed, columns, {}, sidecar, run)
+    return {"rows": games, "skipped": False}
+
+
+def value_facts(settings: AlphaGoSettings, data: Path, generation: int) -> DatasetFacts:
+    """The stored value data of the training (0) or held-out (1) games, as one dataset."""
+    return selfplay_facts(data, [generation], value_run(settings))
+
+
+@task(cache_policy=NO_CACHE, tags=["gpu"])
+def train_value_net(settings: AlphaGoSettings, data_dir: str, device: str = "auto") -> dict[str, Any]:
+    """Stage 4's net: the value net on the one-position-per-game data (resuming); registered."""
+    data = Path(data_dir)
+    result = train_and_register(value_facts(settings, data, VALUE_TRAIN), "value", settings.preset,
+                                settings.train_config(settings.value_steps, device), data,
+                                run_name=f"{settings.name}-value",
+                                version_tags={"alphago": settings.name, "stage": "value"})
+    return {"model": asdict_ref(ModelRef(result.model_name, result.version)), "steps": result.step,
+            "seconds": result.seconds}
+
+
+@task(cache_policy=NO_CACHE)
+def check_value_net(settings: AlphaGoSettings, value: ModelRef, data_dir: str) -> dict[str, Any]:
+    """MSE of the value net on the held-out games against the constant predictor (the training
+    games' mean outcome); champion if it is lower."""
+    import torch
+
+    from storage.stream import StreamFactory
+    from tasks.models import load_net
+    from tasks.rows import ROW_DECODER
+
+    data = Path(data_dir)
+    train_sidecars = selfplay_files.finished_sidecars(data, VALUE_TRAIN, value_run(settings))
+    constant = sum(s["z_sum"] for s in train_sidecars) / max(sum(s["rows"] for s in train_sidecars), 1)
+    heldout = value_facts(settings, data, VALUE_HELDOUT)
+    net, errors, constant_errors = load_net(value.uri, data), [], []
+    stream = StreamFactory(heldout.path, 256, ROW_DECODER, val_percent=100, prefetch=0)("val")
+    with torch.inference_mode():
+        for batch in stream:
+            v = net(torch.from_numpy(batch.planes).float()).numpy()  # (B,)
+            errors.append((v - batch.value) ** 2)
+            constant_errors.append((constant - batch.value) ** 2)
+    mse, constant_mse = float(np.concatenate(errors).mean()), float(np.concatenate(constant_errors).mean())
+    passed = mse < constant_mse
+    if passed:
+        registry.promote(value.name, value.version, f"alphago {settings.name}: held-out MSE below the constant's",
+                         {"alphago": settings.name, "heldout_mse": round(mse, 4),
+                          "constant_mse": round(constant_mse, 4), "heldout_games": heldout.rows}, data)
+    return {"mse": round(mse, 4), "constant_mse": round(constant_mse, 4), "constant": round(constant, 4),
+            "heldout_games": heldout.rows, "passed": passed}
