@@ -36,6 +36,10 @@ bench: install
 	$(BIN)/python -m benchmarks.contention
 	$(BIN)/python -m benchmarks.loop
 	$(BIN)/python -m benchmarks.gnugo_games
+	$(BIN)/python -m benchmarks.rollout
+	$(BIN)/python -m benchmarks.alphago_rl
+	$(BIN)/python -m benchmarks.loop --memory-only --games 200 --sims 32
+	$(BIN)/python -m benchmarks.learning_curve --png benchmarks/results/learning_curve.png
 
 clean:
 	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info

@@ -159,6 +159,9 @@ def _eval(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
 
     nets = {"policy": _model(settings, data, "sl"), "rl": _model(settings, data, "rl"),
             "value": _model(settings, data, "value")}
+    rollout = loops.read_step(data, settings.name, STAGE, "rollout")
+    if rollout and rollout.get("champion"):  # the search rolls out with it; else uniformly at random
+        nets["rollout"] = ModelRef(**rollout["model"])
     players = eval_players(settings, nets, has_gnugo())
     pairs = round_robin(settings, players, data)
     print(f"eval: {len(players)} players, {len(pairs)} matches of {settings.eval_games} games")

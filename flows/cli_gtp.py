@@ -33,7 +33,7 @@ from tasks.players import SPECS_HELP
 def gtp(
     model: Annotated[str | None, typer.Option(help="models:/NAME@ALIAS, models:/NAME/VERSION or a model directory "
                                               "(default: models:/gozero-<SIZE>x<SIZE>@champion); with "
-                                              "--agent alphago: POLICY,VALUE")] = None,
+                                              "--agent alphago: POLICY,VALUE[,ROLLOUT]")] = None,
     agent: Annotated[str | None, typer.Option(help=f"play this player instead of a model: {SPECS_HELP}")] = None,
     sims: Annotated[int, typer.Option(min=1, help="search simulations per move (with a model)")] = 400,
     size: Annotated[int | None, typer.Option(min=5, max=19, help="initial board size (default: the model's, else 9)")] = None,
@@ -50,7 +50,7 @@ def gtp(
                         format="gozero gtp: %(levelname)s %(message)s")
     if model is not None and agent is not None:
         if agent.partition(":")[0].partition("-")[0] != "alphago" or ":" in agent:
-            raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE)")
+            raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE[,ROLLOUT])")
         agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
     with _protocol_streams() as (stdin, stdout):
         player = _player(agent, model, size, komi, sims, data_dir, threads)

@@ -159,14 +159,25 @@ def train_sl_policy(settings: AlphaGoSettings, data_dir: str, device: str = "aut
     return _supervised(settings, "policy", settings.sl_steps, Path(data_dir), device)
 
 
-@task(cache_policy=NO_CACHE, tags=["gpu"])
+@task(cache_policy=NO_CACHE)
 def train_rollout_policy(settings: AlphaGoSettings, data_dir: str, device: str = "auto") -> dict[str, Any]:
-    """Stage 2: the fast rollout policy on the expert games.
+    """Stage 2: the fast rollout policy (a linear softmax over local pattern features, played by a
+    numba kernel) on the expert games, registered as gozero-<N>x<N>-rollout (tasks.rollout); champion
+    when it predicts held-out expert moves better than a uniform choice among the candidates."""
+    from gocore.nn.rollout_training import RolloutTrainConfig
+    from tasks.rollout import train_and_register_rollout
 
-    CALL SITE for the pattern rollout policy (tasks.rollout.train_rollout, numba): until that
-    lands, the torch `RolloutPolicy` (a linear softmax over 3x3 neighbourhoods) is trained by the
-    supervised trainer and registered as gozero-<N>x<N>-rollout. The search does not use it yet."""
-    return _supervised(settings, "rollout", settings.rollout_steps, Path(data_dir), device)
+    data = Path(data_dir)
+    result = train_and_register_rollout(layout.dataset_dir(data, settings.dataset), settings.size,
+                                        RolloutTrainConfig(steps=settings.rollout_steps, seed=settings.seed), data)
+    passed = result.val_accuracy > result.uniform_accuracy
+    if passed:
+        registry.promote(result.model_name, result.version, f"alphago {settings.name}: rollout policy on "
+                         f"{settings.dataset}", {"alphago": settings.name, "val_accuracy": round(result.val_accuracy, 4),
+                                                 "uniform_accuracy": round(result.uniform_accuracy, 4)}, data)
+    return {"model": asdict_ref(ModelRef(result.model_name, result.version)), "steps": settings.rollout_steps,
+            "val_move_top1": round(result.val_accuracy, 4), "uniform_top1": round(result.uniform_accuracy, 4),
+            "champion": passed}
 
 
 # ---------------------------------------------------------------- value data, net and check

@@ -74,10 +74,11 @@ class EvalTable:
 
 
 def eval_players(settings: AlphaGoSettings, nets: dict[str, ModelRef], has_gnugo: bool) -> list[EvalPlayer]:
-    """AlphaGo at each of `eval_sims`, the SL, RL and value nets alone, UCT, random (the ladder's
-    anchor, Elo 0), GNU Go (if installed)."""
+    """AlphaGo at each of `eval_sims` (rolling out with `nets["rollout"]` if given), the SL, RL and
+    value nets alone, UCT, random (the ladder's anchor, Elo 0), GNU Go (if installed)."""
     policy, value = nets["policy"].uri, nets["value"].uri
-    players = [EvalPlayer(f"alphago-{sims}", f"alphago-{sims}:{policy},{value}") for sims in settings.eval_sims]
+    rollout = f",{nets['rollout'].uri}" if "rollout" in nets else ""
+    players = [EvalPlayer(f"alphago-{sims}", f"alphago-{sims}:{policy},{value}{rollout}") for sims in settings.eval_sims]
     players += [EvalPlayer("sl", policy), EvalPlayer("rl", nets["rl"].uri), EvalPlayer("value", value),
                 EvalPlayer(f"uct-{settings.uct_sims}", f"uct-{settings.uct_sims}"), EvalPlayer("random", "random")]
     if has_gnugo:

@@ -100,6 +100,18 @@ def default_model_uri(board_size: int, family: str = "dual") -> str:
     return f"models:/{registry.model_name(board_size, family)}@{registry.CHAMPION}"
 
 
+def registered_champion(board_size: int, family: str, data_dir: str | Path | None = None) -> str | None:
+    """`default_model_uri` if that model has a champion in the registry, else None."""
+    from storage import registry
+
+    try:
+        registry.describe(registry.model_name(board_size, family), registry.CHAMPION,
+                          None if data_dir is None else Path(data_dir))
+    except registry.RegistryError:
+        return None
+    return default_model_uri(board_size, family)
+
+
 @functools.lru_cache(maxsize=16)
 def _cached_net(uri: str, data: str | None, stamp: int | None) -> GoNet:
     """The net `uri` names, built once per process; `stamp` only keys the cache."""

@@ -14,7 +14,7 @@ name the Elo ladder and the ratings table know a player by (and `ladder_spec` th
                              a net, playing as what it is: a dual net by AlphaGo Zero's PUCT search
                              (sims simulations), a policy (SL or RL) net by its most probable move,
                              a value net by the move after which its value is best (one ply)
-    alphago[-N][:POLICY,VALUE]
+    alphago[-N][:POLICY,VALUE[,ROLLOUT]]
                              AlphaGo's search (N simulations, default: sims): POLICY's priors, leaf
                              value (1 - lambda) v + lambda z_rollout with VALUE's v; the two are model
                              specs as above, by default the champions of gozero-<N>x<N>-policy, -value
@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # the engine loads with the first player built: `gozero --hel
 DEFAULT_GNUGO_LEVEL = 5
 KINDS = ("random", "uct", "gnugo", "gtp", "model", "alphago")
 _REGISTERED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/\d+")  # a ladder name NAME/VERSION
-SPECS_HELP = ("random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', alphago[-N][:POLICY,VALUE], models:/NAME@ALIAS, "
+SPECS_HELP = ("random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', alphago[-N][:POLICY,VALUE[,ROLLOUT]], models:/NAME@ALIAS, "
               "models:/NAME/VERSION or a model dir")
 
 
@@ -132,17 +132,21 @@ def _parse_alphago(spec: str) -> PlayerSpec:
     head, colon, models = spec.partition(":")
     sims = head.removeprefix("alphago").removeprefix("-")
     parts = tuple(part.strip() for part in models.split(",")) if colon else ()
-    if (head != "alphago" and not sims.isdigit()) or (colon and (len(parts) != 2 or not all(parts))):
-        raise PlayerError(f"unknown player {spec!r}: AlphaGo is alphago[-SIMS][:POLICY,VALUE], "
+    if (head != "alphago" and not sims.isdigit()) or (colon and (len(parts) not in (2, 3) or not all(parts))):
+        raise PlayerError(f"unknown player {spec!r}: AlphaGo is alphago[-SIMS][:POLICY,VALUE[,ROLLOUT]], "
                           "e.g. alphago-100:models:/gozero-9x9-policy/2,models:/gozero-9x9-value/1")
     return PlayerSpec(spec, "alphago", int(sims) if sims else None, parts)
 
 
-def alphago_models(parsed: PlayerSpec, size: int) -> tuple[str, str]:
-    """(policy, value) model specs of an alphago player: its own, else the size's champions."""
-    from tasks.models import default_model_uri
+def alphago_models(parsed: PlayerSpec, size: int, data: Path | None = None) -> tuple[str, ...]:
+    """(policy, value[, rollout]) model specs of an alphago player: its own (two: uniform random
+    rollouts), else the size's champions, with the rollout policy's if one is registered."""
+    from tasks.models import default_model_uri, registered_champion
 
-    return parsed.command or (default_model_uri(size, "policy"), default_model_uri(size, "value"))
+    if parsed.command:
+        return tuple(parsed.command)
+    rollout = registered_champion(size, "rollout", data)
+    return (default_model_uri(size, "policy"), default_model_uri(size, "value"), *([rollout] if rollout else []))
 
 
 def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -> str:
@@ -152,7 +156,7 @@ def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -
     ``dir:<its name>``; a gtp: spec or another artifact URI is its own name."""
     parsed = parse_player(spec)
     if parsed.kind == "alphago":
-        nets = ",".join(ladder_name(model, sims, data) for model in alphago_models(parsed, size))
+        nets = ",".join(ladder_name(model, sims, data) for model in alphago_models(parsed, size, data))
         return f"alphago-{parsed.number or sims}:{nets}"
     if parsed.kind == "uct":
         return f"uct-{parsed.number or sims}"
@@ -284,9 +288,14 @@ def _alphago_player(parsed: PlayerSpec, settings: PlayerSettings, data: Path | N
     from gocore.nn.inference import NetEvaluator
     from gocore.search import mcts
     from gocore.search.agents import AlphaGoAgent
+    from tasks.models import load_rollout_policy
 
-    policy_spec, value_spec = alphago_models(parsed, settings.size)
+    policy_spec, value_spec, *rollout_spec = alphago_models(parsed, settings.size, data)
     policy, value = _net(policy_spec, settings, data), _net(value_spec, settings, data)
+    try:
+        rollouts = load_rollout_policy(rollout_spec[0], settings.size, data) if rollout_spec else None
+    except ModelError as error:
+        raise PlayerError(f"{parsed.text}: {error}") from error
     if policy.config.family not in ("policy", "rl") or value.config.family != "value":
         raise PlayerError(f"{parsed.text}: AlphaGo needs a policy net and a value net, not "
                           f"{policy.config.family} and {value.config.family}")
@@ -294,5 +303,6 @@ def _alphago_player(parsed: PlayerSpec, settings: PlayerSettings, data: Path | N
     config = mcts.ALPHAGO.replace(simulations=simulations, resign_threshold=settings.resign_threshold,
                                   temperature_moves=None if settings.sample_opening else 0)
     evaluator = NetEvaluator(policy_net=policy, value_net=value)
-    return Player(parsed.text, f"alphago-{simulations}", lambda seed: AlphaGoAgent(evaluator, config, seed=seed),
+    return Player(parsed.text, f"alphago-{simulations}",
+                  lambda seed: AlphaGoAgent(evaluator, config, seed=seed, rollout_policy=rollouts),
                   board_size=settings.size)

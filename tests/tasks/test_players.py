@@ -8,6 +8,7 @@ import pytest
 
 from gocore.nn.nets import NetConfig, build_net
 from gocore.play.match import GtpAgent
+from gocore.rules.board import Position
 from gocore.search.agents import AlphaZeroAgent, PolicyAgent, RandomAgent, UCTAgent, ValueGreedyAgent
 from storage.checkpoints import save_model
 from tasks.models import ModelError, load_model, load_net
@@ -139,6 +140,21 @@ def test_alphago_specs_search_over_their_two_nets_and_keep_their_names(tmp_path:
     assert ladder_spec("alphago-8:dir:p,dir:v") is None  # a directory is only a name on the ladder
     with pytest.raises(PlayerError, match="needs a policy net and a value net"):
         build_player(f"alphago:{value},{policy}", SETTINGS)
-    for bad in ("alphago-x", "alphago:only-one", "alphago:a,"):
+    for bad in ("alphago-x", "alphago:only-one", "alphago:a,", "alphago:a,b,c,d"):
         with pytest.raises(PlayerError, match="alphago"):
             parse_player(bad)
+
+
+def test_a_third_model_is_the_rollout_policy_alphago_rolls_out_with(tmp_path: Path):
+    from gocore.search.rollout import PatternRollouts
+    from tasks.players import ladder_name
+
+    policy, value = tiny_model(tmp_path / "p", "policy"), tiny_model(tmp_path / "v", "value")
+    rollout = tiny_model(tmp_path / "r", "rollout")
+    agent = build_player(f"alphago-6:{policy},{value},{rollout}", SETTINGS).make(0)
+    assert isinstance(agent.rollout_policy, PatternRollouts)
+    assert build_player(f"alphago-6:{policy},{value}", SETTINGS).make(0).rollout_policy is None  # uniform
+    assert ladder_name(f"alphago:{policy},{value},{rollout}", 8, size=5) == "alphago-8:dir:p,dir:v,dir:r"
+    with pytest.raises(PlayerError, match="rollout policy"):
+        build_player(f"alphago-6:{policy},{value},{value}", SETTINGS)
+    assert 0 <= agent.select_move(Position.initial(5)) <= 25  # a search whose leaves roll out with it
