@@ -29,7 +29,7 @@ from storage import checkpoints, layout, registry, run_dirs, runs
 from tasks.alphago import AlphaGoSettings, asdict_ref, stage_version
 from tasks.evaluate import MatchSettings, finish_match, play_chunk, start_match
 from tasks.models import load_net
-from tasks.train import latest_checkpoint
+from tasks.train import latest_checkpoint, log_history
 from tasks.zero import ModelRef
 
 KEEP_CHECKPOINTS = 2
@@ -97,12 +97,7 @@ def _snapshot(settings: AlphaGoSettings, net: Any, iteration: int, history: dict
               "rl": {k: getattr(settings, k) for k in ("iterations", "games_per_iteration", "snapshot_every",
                                                         "rl_lr", "baseline", "seed")}}
     with runs.training_run(settings.size, params, run_name=f"{settings.name}-rl-{iteration}", data=data) as run_id:
-        by_step: dict[int, dict[str, float]] = {}
-        for name, points in history.items():
-            for step, value in points:
-                by_step.setdefault(step, {})[name] = value
-        for step in sorted(by_step):
-            runs.log_metrics(run_id, by_step[step], step, data)
+        log_history(run_id, history, data)
         if history:
             runs.log_curves(run_id, history, data)
         runs.log_model(run_id, model_dir, data)

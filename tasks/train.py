@@ -186,7 +186,7 @@ def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: 
                           "encoder": facts.encoder, "augment": facts.augment},
               "resumed_from_step": resume.step if resume else 0}
     with runs.training_run(facts.board_size, params, dataset=facts.name, run_name=key, data=data) as run_id:
-        _relog(run_id, history, data)
+        log_history(run_id, history, data)
         torch.manual_seed(config.seed)  # the initial weights too: a rerun of a setup is the same run
         net = build_net(net_config)
         if init_from is not None and resume is None:
@@ -242,8 +242,8 @@ def _start_from(net: Any, uri: str, data: Path) -> None:
         raise TrainError(f"cannot start from {uri}: its net is not this preset's ({str(error)[:200]})") from error
 
 
-def _relog(run_id: str, history: History, data: Path) -> None:
-    """Log a resumed run's earlier metrics into its new MLflow run, one call per step."""
+def log_history(run_id: str, history: History, data: Path) -> None:
+    """Log a run's metric history (e.g. a resumed run's earlier metrics) into an MLflow run, one call per step."""
     by_step: dict[int, dict[str, float]] = {}
     for name, points in history.items():
         for step, value in points:
