@@ -45,6 +45,7 @@ from urllib.parse import unquote, urlparse
 from urllib.request import url2pathname
 
 from gocore.errors import GozeroError
+from storage.catalog_kgs import KGS_4D_GAMES, KGS_GAMES, kgs_files
 from storage.gnugo_source import is_gnugo_source, parse_gnugo_source
 from storage.layout import data_dir, safe_name
 
@@ -124,30 +125,6 @@ class ResolvedSource:
         return bool(self.remote)
 
 
-def _kgs_files(prefix: str, counts: Mapping[str, int], suffix: str) -> dict[str, str]:
-    # u-go.net names embed the number of games (KGS-2019_04-19-1255-.tar.bz2), so they cannot be derived
-    # from the month alone: the table below is copied from public download scripts.
-    return {period: f"{prefix}-{period.replace('-', '_')}-19-{games}-{suffix}"
-            for period, games in counts.items()}
-
-
-_KGS_GAMES = {
-    "2001": 2298, "2002": 3646, "2003": 7582, "2004": 12106, "2005": 13941, "2006": 10388, "2007": 11644,
-    "2008": 14002, "2009": 18837, "2010": 17536, "2011": 19099, "2012": 13665, "2013": 13783, "2014": 13029,
-    "2015": 8133,
-    "2016-01": 756, "2016-02": 577, "2016-03": 895, "2016-04": 1081, "2016-05": 1011, "2016-06": 1540,
-    "2016-07": 1432, "2016-08": 1374, "2016-09": 1170, "2016-10": 925, "2016-11": 980, "2016-12": 1208,
-    "2017-01": 733, "2017-02": 525, "2017-03": 717, "2017-04": 913, "2017-05": 847, "2017-06": 910,
-    "2017-07": 1191, "2017-08": 2205, "2017-09": 1353, "2017-10": 1351, "2017-11": 945, "2017-12": 1488,
-    "2018-01": 1526, "2018-02": 1167, "2018-03": 833, "2018-04": 1612, "2018-05": 1590, "2018-06": 1002,
-    "2018-07": 949, "2018-08": 1447, "2018-09": 1587, "2018-10": 1209, "2018-11": 1879, "2018-12": 1992,
-    "2019-01": 2095, "2019-02": 1412, "2019-03": 1478, "2019-04": 1255,
-}
-_KGS_4D_GAMES = {
-    "2007": 150282, "2008": 185304, "2009": 182150, "2010": 193850, "2011": 218358, "2012": 195145,
-    "2013": 156594, "2014": 123572, "2015": 92593,
-}
-
 CATALOG: dict[str, CatalogEntry] = {entry.name: entry for entry in (
     CatalogEntry(
         name="cgos-9x9",
@@ -185,7 +162,7 @@ CATALOG: dict[str, CatalogEntry] = {entry.name: entry for entry in (
         description="KGS 19x19 games where one player is 7d+ or both are 6d+ (u-go.net high-dan archive)",
         board_size=19,
         url="https://dl.u-go.net/gamerecords/{file}",
-        periods=_kgs_files("KGS", _KGS_GAMES, ".tar.bz2"),
+        periods=kgs_files("KGS", KGS_GAMES, ".tar.bz2"),
         verified="file names copied from public download scripts (2001..2019-04); not fetched here; "
                  "later months: take the URL from https://u-go.net/gamerecords/",
     ),
@@ -194,7 +171,7 @@ CATALOG: dict[str, CatalogEntry] = {entry.name: entry for entry in (
         description="KGS 19x19 games where both players are 4d+ (u-go.net, one archive per year)",
         board_size=19,
         url="https://dl.u-go.net/gamerecords-4d/{file}",
-        periods=_kgs_files("KGS4d", _KGS_4D_GAMES, ".tar.gz"),
+        periods=kgs_files("KGS4d", KGS_4D_GAMES, ".tar.gz"),
         verified="yearly file names 2007..2015 from one public script; monthly 4d archive names were not "
                  "found: take them from https://u-go.net/gamerecords-4d/",
     ),
