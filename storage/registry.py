@@ -202,7 +202,11 @@ def local_copy(uri: str, data: Path | None = None) -> tuple[Path, str]:
     if not cached.is_dir():
         cached.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix=".download-", dir=cached.parent) as temp:
-            os.replace(_download(uri, info.source, Path(temp), data), cached)  # whole, or not at all
+            try:
+                os.replace(_download(uri, info.source, Path(temp), data), cached)  # whole, or not at all
+            except OSError:
+                if not cached.is_dir():  # else another process copied the same version first: use it
+                    raise
     return cached, label
 
 

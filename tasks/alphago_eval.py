@@ -27,6 +27,7 @@ from storage import layout, matches, ratings
 from tasks.alphago import AlphaGoSettings
 from tasks.evaluate import MatchSettings, finish_match, play_chunk, start_match
 from tasks.ladder import fit
+from tasks.players import parse_player
 from tasks.zero import ModelRef
 
 KEY_PAIRS = (("alphago", "sl"), ("alphago", "uct"))  # the pairs the README compares with the replication
@@ -77,8 +78,10 @@ def eval_players(settings: AlphaGoSettings, nets: dict[str, ModelRef], has_gnugo
     """AlphaGo at each of `eval_sims` (rolling out with `nets["rollout"]` if given), the SL, RL and
     value nets alone, UCT, random (the ladder's anchor, Elo 0), GNU Go (if installed)."""
     policy, value = nets["policy"].uri, nets["value"].uri
-    rollout = f",{nets['rollout'].uri}" if "rollout" in nets else ""
-    players = [EvalPlayer(f"alphago-{sims}", f"alphago-{sims}:{policy},{value}{rollout}") for sims in settings.eval_sims]
+    # with a rollout policy the player (and so its matches) is another one: -r<version> in its label
+    rollout, tag = (f",{nets['rollout'].uri}", f"-r{nets['rollout'].version}") if "rollout" in nets else ("", "")
+    players = [EvalPlayer(f"alphago-{sims}{tag}", f"alphago-{sims}:{policy},{value}{rollout}")
+               for sims in settings.eval_sims]
     players += [EvalPlayer("sl", policy), EvalPlayer("rl", nets["rl"].uri), EvalPlayer("value", value),
                 EvalPlayer(f"uct-{settings.uct_sims}", f"uct-{settings.uct_sims}"), EvalPlayer("random", "random")]
     if has_gnugo:
@@ -94,8 +97,15 @@ def round_robin(settings: AlphaGoSettings, players: list[EvalPlayer], data: Path
         # seeded by the pair, not its place in the list: a rerun with another roster resumes each match
         config = MatchConfig(settings.size, settings.komi, None, settings.seed * 1000 + zlib.crc32(match_id.encode()) % 1000)
         match = layout.match_dir(data, match_id)
-        pairs.append((str(match), MatchSettings(a.spec, b.spec, settings.eval_games, max(settings.eval_sims), config)))
+        pairs.append((str(match), MatchSettings(a.spec, b.spec, settings.eval_games, _pair_sims(settings, a, b), config)))
     return pairs
+
+
+def _pair_sims(settings: AlphaGoSettings, a: EvalPlayer, b: EvalPlayer) -> int:
+    """The simulations a pair's match records: its own players' (alphago-N, uct-N), so that a rerun
+    with other `eval_sims` finds every other pair's match as it began it."""
+    parsed = [parse_player(player.spec) for player in (a, b)]
+    return max((p.number for p in parsed if p.kind in ("alphago", "uct") and p.number), default=settings.uct_sims)
 
 
 @task(cache_policy=NO_CACHE)

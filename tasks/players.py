@@ -267,7 +267,7 @@ def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Pla
     size, family = net.config.board_size, net.config.family
     evaluator = NetEvaluator(net)
     sampled = size * size // 12 if settings.sample_opening else 0  # as search samples its opening
-    if family in ("policy", "rl", "rollout"):
+    if family in ("policy", "rl"):
         return Player(spec, family, lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed, sampled_moves=sampled),
                       board_size=size)
     if family == "value":

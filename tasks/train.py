@@ -43,7 +43,7 @@ from storage.run_dirs import History
 from storage.stream import StreamFactory
 from tasks.rows import ROW_DECODER
 
-OBJECTIVE_OF_FAMILY = {"policy": "policy", "value": "value", "dual": "dual", "rollout": "policy"}
+OBJECTIVE_OF_FAMILY = {"policy": "policy", "value": "value", "dual": "dual"}
 KEEP_CHECKPOINTS = 2  # the newest, and one before it in case the newest is damaged
 CURVE_WORDS = ("loss", "top1", "mse")  # metrics drawn in the curves PNG
 # Final validation metrics under the names `gozero models list` shows (registry.KEY_METRICS).

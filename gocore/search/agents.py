@@ -214,6 +214,8 @@ class AlphaZeroAgent:
     def select_searched_move(self, position: Position) -> int:
         """The move (or RESIGN) for `position` from the search `analyse` has done, without searching more."""
         self._start_from(position)
+        if self._search.roots[0].terminal_value is not None:  # the game is over: nothing was searched
+            return position.size ** 2
         return self._decide(position, self._search.result(0))
 
     def _decide(self, position: Position, result: mcts.SearchResult) -> int:

@@ -116,7 +116,7 @@ def test_the_round_robin_is_rated_on_the_shared_ladder_and_published(crashed_and
     data, seen = crashed_and_resumed
     table = seen["summary"].table
     labels = {row.label for row in table.players}
-    assert labels == {"alphago-2", "alphago-4", "sl", "rl", "value", "uct-4", "random"}
+    assert labels == {"alphago-2-r1", "alphago-4-r1", "sl", "rl", "value", "uct-4", "random"}  # r1: rollouts
     assert len(table.pairs) == 21 and all(pair.games == SETTINGS.eval_games for pair in table.pairs)
     games = ratings.read_games(data, 5).to_pylist()
     eval_games = [g for g in games if g["match_id"].startswith("ag5-eval-")]
@@ -128,7 +128,8 @@ def test_the_round_robin_is_rated_on_the_shared_ladder_and_published(crashed_and
         assert summary["player_a"].startswith("alphago" if pair.a.startswith("alphago") else "")
     rated = {row.label: row for row in table.players}
     assert rated["random"].elo == 0 and all(row.elo is not None for row in table.players)
-    assert rated["alphago-4"].ladder_name.startswith("alphago-4:gozero-5x5-policy/1,gozero-5x5-value/")
+    assert rated["alphago-4-r1"].ladder_name.startswith("alphago-4:gozero-5x5-policy/1,gozero-5x5-value/")
+    assert rated["alphago-4-r1"].ladder_name.endswith(",gozero-5x5-rollout/1")  # it rolled out with the policy
     assert read_artifact("alphago-eval-ag5") is not None and read_artifact("alphago-ag5") is not None
     own_store(monkeypatch)
     assert seen["summary"].stages["eval"]["mlflow_run"]
