@@ -150,7 +150,7 @@ def format_response(request: TurnRequest, analysis: PositionAnalysis, policy: np
         "id": request.id, "turnNumber": request.turn, "isDuringSearch": False,
         "moveInfos": [{
             "move": to_gtp(m.move, size), "visits": m.visits, "order": m.order,
-            "winrate": _rate(m.winrate, flip), "lcb": _rate(m.lcb, flip), "prior": m.prior,
+            "winrate": _rate(m.winrate, flip), "lcb": _rate(m.lcb, flip), "prior": round(m.prior, 6),
             "utility": _utility(m.winrate, flip), "utilityLcb": _utility(m.lcb, flip),
             **_scores(_score(m.score_lead, flip)), "pv": [to_gtp(move, size) for move in m.pv],
         } for m in analysis.moves],
