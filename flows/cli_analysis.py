@@ -38,8 +38,8 @@ def analysis(
         with user_errors():
             loaded = load_model(model or default_model_uri(size), data_dir)
         server = AnalysisServer(NetEvaluator(loaded.net), loaded.net.config.board_size, visits,
-                                name=f"gozero ({loaded.version})")
+                                name=f"gozero ({loaded.version})", stdout=stdout)
         try:
-            server.serve(stdin, stdout)
+            server.serve(stdin)
         except BrokenPipeError:  # KaTrain went away: nothing left to answer
             pass

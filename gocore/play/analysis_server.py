@@ -53,23 +53,29 @@ BATCH = 8  # turns searched together at most
 class AnalysisServer:
     """Answers analysis queries for one net's board size with PUCT search on `evaluator`."""
 
-    def __init__(self, evaluator: Evaluator, size: int, default_visits: int, name: str, batch: int = BATCH):
+    def __init__(self, evaluator: Evaluator, size: int, default_visits: int, name: str, stdout: TextIO,
+                 batch: int = BATCH):
         self.evaluator, self.size, self.default_visits, self.name = evaluator, size, default_visits, name
         self.batch = batch
         self._pending: list[tuple[int, int, TurnRequest]] = []  # (-priority, arrival, turn)
         self._arrival = itertools.count()
-        self._stdout: TextIO | None = None
+        self._stdout = stdout  # every answer goes here, one JSON line each
 
-    def serve(self, stdin: TextIO, stdout: TextIO) -> None:
-        """Answer the queries of `stdin` on `stdout` until the input ends and nothing is pending."""
-        self._stdout = stdout
+    def serve(self, stdin: TextIO) -> None:
+        """Answer the queries of `stdin` until the input ends and nothing is pending."""
         lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=_read_lines, args=(stdin, lines), daemon=True, name="analysis-stdin").start()
         is_open = True
         while is_open or self._pending:
             is_open = self._take_lines(lines, wait=not self._pending) and is_open
-            if self._pending:
-                self._search(self._next_batch())
+            self.step()
+
+    def step(self) -> bool:
+        """Search the next batch of pending turns and answer them; False if nothing was pending."""
+        if not self._pending:
+            return False
+        self._search(self._next_batch())
+        return True
 
     def handle(self, line: str) -> None:
         """Act on one input line: queue its turns, or answer it (actions, errors, warnings)."""
