@@ -9,7 +9,8 @@ of a search tree (GTP's ``kata-analyze`` formats the same `PositionAnalysis`).
 Queries: ``id``, ``moves`` ([["B","D4"], ...], colours need not alternate), ``initialStones``,
 ``initialPlayer``, ``rules``, ``komi``, ``boardXSize`` / ``boardYSize`` (both the net's size),
 ``analyzeTurns`` (default: the last position only), ``maxVisits``, ``includeOwnership``,
-``includePolicy``, ``priority``, ``overrideSettings`` (``reportAnalysisWinratesAs``, ``maxTime``).
+``includePolicy``, ``priority``, ``overrideSettings`` (``reportAnalysisWinratesAs``, ``maxTime``),
+``reportDuringSearchEvery`` (partial answers with ``isDuringSearch: true`` before the final one).
 Fields we cannot honour are answered with KataGo's ``{"id", "warning", "field"}`` line and the
 query goes on: rules other than area scoring (we always score Tromp-Taylor), ``avoidMoves`` /
 ``allowMoves``, ``includeMovesOwnership`` (no per-move ownership), unknown override settings.
@@ -70,6 +71,7 @@ class TurnRequest:
     position: Position
     visits: int  # root visits to reach (maxVisits)
     max_time: float | None  # seconds, None: no limit
+    report_every: float | None  # seconds between partial answers (isDuringSearch), None: only the final one
     priority: int
     perspective: str  # one of PERSPECTIVES
     include_ownership: bool
@@ -106,10 +108,15 @@ def parse_query(query: dict[str, Any], size: int, default_visits: int) -> tuple[
     if not isinstance(turns, list) or not all(isinstance(t, int) and 0 <= t < len(positions) for t in turns):
         raise QueryError(f"analyzeTurns must be a list of turns in 0..{len(positions) - 1}", "analyzeTurns")
     visits = _integer(query.get("maxVisits", settings.get("maxVisits", default_visits)), "maxVisits")
-    max_time = settings.get("maxTime")
-    if visits < 1 or not (max_time is None or isinstance(max_time, int | float) and max_time > 0):
-        raise QueryError("maxVisits must be at least 1 and maxTime a positive number of seconds", "maxVisits")
+    max_time, every = settings.get("maxTime"), query.get("reportDuringSearchEvery")
+    if visits < 1:
+        raise QueryError("maxVisits must be at least 1", "maxVisits")
+    for value, name, field in ((max_time, "maxTime", "overrideSettings"),
+                               (every, "reportDuringSearchEvery", "reportDuringSearchEvery")):
+        if not (value is None or isinstance(value, int | float) and not isinstance(value, bool) and value > 0):
+            raise QueryError(f"{name} must be a positive number of seconds", field)
     common = dict(id=query_id, visits=visits, max_time=None if max_time is None else float(max_time),
+                  report_every=None if every is None else float(every),
                   priority=_integer(query.get("priority", 0), "priority"), perspective=perspective,
                   include_ownership=_flag(query, "includeOwnership"), include_policy=_flag(query, "includePolicy"))
     return [TurnRequest(turn=t, position=positions[t], **common) for t in turns], warnings
@@ -140,14 +147,16 @@ def game_positions(query: dict[str, Any], size: int) -> list[Position]:
     return positions
 
 
-def format_response(request: TurnRequest, analysis: PositionAnalysis, policy: np.ndarray | None) -> dict[str, Any]:
+def format_response(request: TurnRequest, analysis: PositionAnalysis, policy: np.ndarray | None,
+                    is_during_search: bool = False) -> dict[str, Any]:
     """KataGo's response to one turn: ``moveInfos`` best first, ``rootInfo``, and ``ownership`` /
-    ``policy`` when asked for and available (`policy`: the root's priors, -1 where illegal)."""
+    ``policy`` when asked for and available (`policy`: the root's priors, -1 where illegal);
+    `is_during_search`: a partial answer, more will come."""
     position, size = analysis.position, analysis.position.size
     flip = is_flipped(request.perspective, position.to_play)
     root_score = _score(analysis.score_lead, flip)
     response = {
-        "id": request.id, "turnNumber": request.turn, "isDuringSearch": False,
+        "id": request.id, "turnNumber": request.turn, "isDuringSearch": is_during_search,
         "moveInfos": [{
             "move": to_gtp(m.move, size), "visits": m.visits, "order": m.order,
             "winrate": _rate(m.winrate, flip), "lcb": _rate(m.lcb, flip), "prior": round(m.prior, 6),

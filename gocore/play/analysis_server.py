@@ -13,7 +13,8 @@ module owns the order of work:
   lockstep, one net call per round for all of them), up to `batch` at a time.
 - Search is the MATCH preset (no noise) for ``maxVisits`` simulations: the root ends with maxVisits
   visits, its own evaluation among them, as KataGo counts them; ``maxTime`` stops it after the
-  round that passes it.
+  round that passes it. With ``reportDuringSearchEvery`` it runs in chunks of `CHUNK` simulations
+  (GTP analysis's) and answers with ``isDuringSearch: true`` whenever that many seconds have passed.
 - At the end of input the pending turns are still answered, then `serve` returns.
 
 Every line written is one JSON object and is flushed at once; a line that is not a query gets an
@@ -41,6 +42,7 @@ from gocore.play.analysis_engine import (
     root_policy,
     version_response,
 )
+from gocore.play.gtp_analysis import CHUNK
 from gocore.search import mcts
 from gocore.search.analysis import analyse
 
@@ -142,23 +144,40 @@ class AnalysisServer:
         """The first pending turn and those that can be searched with it, taken off the queue."""
         self._pending.sort()
         first = self._pending[0][2]
-        key = (first.priority, first.visits, first.max_time)
-        chosen = [item for item in self._pending if (item[2].priority, item[2].visits, item[2].max_time) == key]
+        def key(turn: TurnRequest) -> tuple:
+            return turn.priority, turn.visits, turn.max_time, turn.report_every
+
+        chosen = [item for item in self._pending if key(item[2]) == key(first)]
         chosen = chosen[:self.batch]
         self._pending = [item for item in self._pending if item not in chosen]
         return [item[2] for item in chosen]
 
     def _search(self, turns: list[TurnRequest]) -> None:
-        """Search `turns` together and write one response each."""
-        config = mcts.MATCH.replace(simulations=turns[0].visits)
-        search = mcts.BatchedSearch(self.evaluator, config, [t.position for t in turns], seed=0)
+        """Search `turns` together and write one response each (and partial ones if asked for)."""
+        first = turns[0]
+        search = mcts.BatchedSearch(self.evaluator, mcts.MATCH.replace(simulations=first.visits),
+                                    [t.position for t in turns], seed=0)
         games = [g for g, root in enumerate(search.roots) if root.terminal_value is None]
-        deadline = None if turns[0].max_time is None else time.monotonic() + turns[0].max_time
-        if games:
-            search.search(games, deadline=deadline)
-        for turn, root in zip(turns, search.roots):
+        now = time.monotonic()
+        deadline = None if first.max_time is None else now + first.max_time
+        report = None if first.report_every is None else now + first.report_every
+        while games and (todo := first.visits - round(search.roots[games[0]].visits)) > 0:
+            search.search(games, deadline=deadline, simulations=todo if report is None else min(CHUNK, todo))
+            if deadline is not None and time.monotonic() >= deadline:
+                break
+            left = first.visits - round(search.roots[games[0]].visits)
+            if left >= todo:  # no progress (cannot happen with a working search): answer what there is
+                break
+            is_done = left <= 0
+            if report is not None and not is_done and time.monotonic() >= report:
+                self._answer(turns, search.roots, is_during_search=True)
+                report = time.monotonic() + first.report_every
+        self._answer(turns, search.roots, is_during_search=False)
+
+    def _answer(self, turns: list[TurnRequest], roots: list[mcts.Node], is_during_search: bool) -> None:
+        for turn, root in zip(turns, roots):
             analysis = analyse(root, self.evaluator)
-            self._write(format_response(turn, analysis, root_policy(root.prior, root.illegal)))
+            self._write(format_response(turn, analysis, root_policy(root.prior, root.illegal), is_during_search))
 
     def _write(self, response: dict[str, Any]) -> None:
         self._stdout.write(json.dumps(response, separators=(",", ":")) + "\n")

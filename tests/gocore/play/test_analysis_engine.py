@@ -31,7 +31,8 @@ def katrain_query(size: int = 9, **changes) -> dict:
 
 
 def request(position: Position, perspective: str = "BLACK", **changes) -> TurnRequest:
-    values = dict(id="q", turn=0, position=position, visits=8, max_time=None, priority=0, perspective=perspective,
+    values = dict(id="q", turn=0, position=position, visits=8, max_time=None, report_every=None, priority=0,
+                  perspective=perspective,
                   include_ownership=True, include_policy=True)
     return TurnRequest(**{**values, **changes})
 
@@ -39,6 +40,7 @@ def request(position: Position, perspective: str = "BLACK", **changes) -> TurnRe
 def test_a_katrain_query_gives_the_position_of_each_analysed_turn_and_warns_of_what_is_ignored():
     turns, warnings = parse_query(katrain_query(analyzeTurns=[0, 3]), 9, 100)
     assert [t.turn for t in turns] == [0, 3] and all(t.visits == 16 and t.max_time == 8.0 for t in turns)
+    assert all(t.report_every == 0.5 and t.include_ownership and t.include_policy for t in turns)
     start, last = turns[0].position, turns[1].position
     assert start.to_play == -1 and start.komi == 6.5 and start.stones.ravel()[from_gtp("C3", 9)] == 1
     assert last.stones.ravel()[from_gtp("E5", 9)] == -1 and last.stones.ravel()[from_gtp("D4", 9)] == 1
@@ -59,6 +61,8 @@ def test_a_katrain_query_gives_the_position_of_each_analysed_turn_and_warns_of_w
     ({"overrideSettings": {"reportAnalysisWinratesAs": "RED"}}, "overrideSettings", "BLACK"),
     ({"id": 5}, "id", "string"),
     ({"komi": "six"}, "komi", "number"),
+    ({"reportDuringSearchEvery": 0}, "reportDuringSearchEvery", "positive"),
+    ({"overrideSettings": {"maxTime": -1}}, "overrideSettings", "maxTime must be a positive"),
 ])
 def test_a_query_that_cannot_run_names_its_field(changes, field, match):
     with pytest.raises(QueryError, match=match) as error:

@@ -77,3 +77,14 @@ def test_serve_answers_everything_read_before_the_input_ends():
     assert answers["v"]["version"] and answers["a"]["rootInfo"]["visits"] == 8
     assert answers[None]["error"] == "a query must be a JSON object"
     assert answers["b"]["moveInfos"] == [] and answers["b"]["turnNumber"] == 2  # the game is over: nothing to search
+
+
+def test_report_during_search_every_sends_partial_answers_before_the_final_one():
+    engine, out = server()
+    engine.handle(query("live", [], maxVisits=64, reportDuringSearchEvery=1e-6))
+    engine.step()
+    *partial, final = lines(out)
+    assert partial and all(r["isDuringSearch"] is True for r in partial)
+    visits = [r["rootInfo"]["visits"] for r in partial]
+    assert visits == sorted(set(visits)) and visits[-1] < 64  # growing, chunk by chunk
+    assert final["isDuringSearch"] is False and final["rootInfo"]["visits"] == 64
