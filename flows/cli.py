@@ -13,6 +13,7 @@ from typing import Annotated
 import typer
 
 from flows.cli_alphago import alphago as alphago_command
+from flows.cli_analysis import analysis as analysis_command
 from flows.cli_common import (
     DATA_DIR_HELP,
     THREADS_HELP,
@@ -150,6 +151,7 @@ app.command("selfplay")(selfplay_command)
 app.command("loop")(loop_command)
 app.command("run")(run_command)
 app.command("review")(review_command)
+app.command("analysis")(analysis_command)
 app.command("alphago")(alphago_command)
 app.add_typer(models_app, name="models")
 

@@ -1,12 +1,15 @@
 """What every `gozero` command shares: the consoles, the one-line error exit, quiet Prefect logs,
-the progress bar fed from files on disk."""
+the progress bar fed from files on disk, the streams of a stdin/stdout protocol."""
 
 from __future__ import annotations
 
 import contextlib
+import io
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
+from typing import TextIO
 
 import typer
 from rich.console import Console
@@ -73,3 +76,24 @@ def shard_progress(poll: Callable[[], tuple[int, int]], description: str) -> Ite
         finally:
             stop.set()
             thread.join()
+
+
+@contextlib.contextmanager
+def protocol_streams() -> Iterator[tuple[TextIO, TextIO]]:
+    """(stdin, stdout) for a line protocol (GTP, KataGo's JSON), UTF-8 and split on LF only; fd 1 points
+    at stderr meanwhile, so no stray print (ours, a library's, C code's) reaches the protocol."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    stdout = io.TextIOWrapper(io.FileIO(os.dup(saved), "w"), encoding="utf-8", newline="\n")
+    # newline="\n": a bare CR is not a line break in GTP, only a character preprocessing removes.
+    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")
+    try:
+        yield stdin, stdout
+    finally:
+        with contextlib.suppress(BrokenPipeError):
+            stdout.close()
+        stdin.detach()  # sys.stdin still owns the buffer
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)

@@ -14,19 +14,15 @@ first command is read.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import logging
-import os
 import sys
-from collections.abc import Iterator
 from importlib import metadata
 from pathlib import Path
-from typing import Annotated, TextIO
+from typing import Annotated
 
 import typer
 
-from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, use_threads
+from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads
 from tasks.players import SPECS_HELP
 
 
@@ -52,7 +48,7 @@ def gtp(
         if agent.partition(":")[0].partition("-")[0] != "alphago" or ":" in agent:
             raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE[,ROLLOUT])")
         agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
-    with _protocol_streams() as (stdin, stdout):
+    with protocol_streams() as (stdin, stdout):
         player = _player(agent, model, size, komi, sims, data_dir, threads)
         size = player.board_size or size or 9
         label = player.label if agent is not None else f"{_model_label(player.label, data_dir)}, {player.kind}"
@@ -73,26 +69,6 @@ def _fail(message: str) -> typer.Exit:
     """Write one line on stderr and give the exit to raise."""
     typer.echo(f"error: {' '.join(message.split())}", err=True)
     return typer.Exit(1)
-
-
-@contextlib.contextmanager
-def _protocol_streams() -> Iterator[tuple[TextIO, TextIO]]:
-    """(stdin, stdout) for GTP, UTF-8 and split on LF only; fd 1 points at stderr meanwhile."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    os.dup2(2, 1)
-    stdout = io.TextIOWrapper(io.FileIO(os.dup(saved), "w"), encoding="utf-8", newline="\n")
-    # newline="\n": a bare CR is not a line break in GTP, only a character preprocessing removes.
-    stdin = io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="replace", newline="\n")
-    try:
-        yield stdin, stdout
-    finally:
-        with contextlib.suppress(BrokenPipeError):
-            stdout.close()
-        stdin.detach()  # sys.stdin still owns the buffer
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
 
 
 def _player(agent: str | None, model: str | None, size: int | None, komi: float, sims: int,
