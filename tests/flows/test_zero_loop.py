@@ -74,7 +74,8 @@ def test_each_generation_publishes_a_version_of_the_loop_table(finished: Path):
     with get_client(sync_client=True) as client:
         versions = client.read_artifacts(artifact_filter=wanted)
     assert len(versions) == 2  # one after each generation
-    assert sorted(len(version.data) for version in versions) == [1, 2]  # generation 1, then 1 and 2
+    rows = [json.loads(v.data) if isinstance(v.data, str) else v.data for v in versions]
+    assert sorted(len(table) for table in rows) == [1, 2]  # generation 1, then 1 and 2
 
 
 def test_steps_are_recorded_and_the_table_shows_each_generation(finished: Path):
