@@ -45,20 +45,34 @@ def readme_deployment_script(port: int) -> str:
     return script.replace(README_PORT, f"127.0.0.1:{port}")
 
 
-def stop_group(pgid: int, seconds: float = 30) -> None:
-    """SIGTERM every process the script left running (server, worker), then SIGKILL stragglers."""
+def stop_group(process: subprocess.Popen, seconds: float = 30) -> None:
+    """SIGTERM every process of `process`'s group (server, worker and what they started), then SIGKILL
+    stragglers; returns as soon as none of them runs (zombies do not count: the leader is reaped here,
+    the others by whoever adopted them)."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            os.killpg(pgid, sig)
+            os.killpg(process.pid, sig)
         except ProcessLookupError:
-            return
+            break
         deadline = time.monotonic() + seconds
-        while time.monotonic() < deadline:
-            try:
-                os.killpg(pgid, 0)
-            except ProcessLookupError:
-                return
-            time.sleep(0.5)
+        while time.monotonic() < deadline and running_in_group(process):
+            time.sleep(0.2)
+        if not running_in_group(process):
+            break
+
+
+def running_in_group(process: subprocess.Popen) -> bool:
+    """Whether any process of `process`'s group is still running (not a zombie)."""
+    import psutil
+
+    process.poll()  # reap the leader if it has exited
+    for candidate in psutil.process_iter(["status"]):
+        try:
+            if os.getpgid(candidate.pid) == process.pid and candidate.info["status"] != psutil.STATUS_ZOMBIE:
+                return True
+        except (OSError, psutil.Error):
+            continue
+    return False
 
 
 def write_games(folder: Path, count: int) -> int:
@@ -93,7 +107,7 @@ def test_the_readme_deployments_block_runs_local_folder_on_a_process_worker(tmp_
     except subprocess.TimeoutExpired:
         code = None
     finally:
-        stop_group(shell.pid)
+        stop_group(shell)
     assert code == 0, f"README Deployments block {'timed out' if code is None else f'exited {code}'}:\n" \
                       f"--- script\n{script}--- output\n{log.read_text()[-6000:]}"
 
@@ -141,7 +155,7 @@ def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resume
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GOZERO_", "MLFLOW_"))}
     env.update(PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
                PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="true", GOZERO_DATA=str(data),
-               PREFECT_LOGGING_LEVEL="WARNING", PYTHONPATH=str(REPO),
+               PREFECT_LOGGING_LEVEL="WARNING", PYTHONPATH=str(REPO), PREFECT_WORKER_QUERY_SECONDS="2",
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
 
     def run(*command: str) -> str:
@@ -187,7 +201,7 @@ def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resume
         assert state(run_id) == ("COMPLETED", 2)
     finally:
         for process in (*workers, server):
-            stop_group(process.pid)
+            stop_group(process)
 
     assert {p: p.stat().st_mtime_ns for p in played} == played  # self-play was not played again
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
