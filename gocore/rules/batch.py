@@ -69,7 +69,7 @@ def replay(state0, n, moves, colors, zobrist, stones_out, color_out):
 
 
 @njit(cache=True, inline="always")
-def _xorshift(x):
+def xorshift(x):
     x ^= x >> np.uint64(12)
     x ^= x << np.uint64(25)
     x ^= x >> np.uint64(27)
@@ -125,7 +125,7 @@ def playouts(state0, n, count, max_moves, seed, zobrist):
             m = k
             chosen = -1
             while m > 0:
-                rng = _xorshift(rng)
+                rng = xorshift(rng)
                 i = np.int64((rng >> np.uint64(16)) % np.uint64(m))
                 p = empties[i]
                 if not is_eye(state, width, p, color) and legal_code(state, width, points, p, color) == LEGAL:

@@ -30,7 +30,7 @@ from gocore.nn.patterns import (
     count_liberties,
     point_features,
 )
-from gocore.rules.batch import _xorshift
+from gocore.rules.batch import xorshift
 from gocore.rules.board import Position, zobrist_table
 from gocore.rules.kernels import (
     EMPTY,
@@ -224,7 +224,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w,
                 trace_ids[moves] = ids_of
             chosen = -1
             if total > 0.0:
-                rng = _xorshift(rng)
+                rng = xorshift(rng)
                 u = (np.float64(rng >> np.uint64(11)) / 9007199254740992.0) * total
                 if u < base:
                     for i in range(k):
