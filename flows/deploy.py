@@ -1,0 +1,48 @@
+"""Apply gozero's deployments to a Prefect server: what `gozero serve` and the README's manual steps do.
+
+`apply_deployments(api_url)` makes the server ready to run every deployment in prefect.yaml:
+- the `gpu` task-tag concurrency limit (1), so two flows never train on one GPU at once (training
+  tasks carry the `gpu` tag);
+- the `gozero-local` process work pool;
+- `prefect --no-prompt deploy --all` from the project directory (each deployment records this
+  checkout as its working directory).
+Each step is idempotent: applying twice leaves one limit, one pool and one deployment of each name.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from gocore.errors import GozeroError
+
+PROJECT = Path(__file__).resolve().parents[1]
+WORK_POOL = "gozero-local"
+GPU_TAG = "gpu"
+GPU_SLOTS = 1
+
+
+class DeployError(GozeroError):
+    """A step of applying the deployments failed; the message names it and quotes Prefect's output."""
+
+
+def prefect(api_url: str, *arguments: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run the `prefect` CLI of this interpreter's environment against `api_url` in the project dir."""
+    env = {**os.environ, "PREFECT_API_URL": api_url}
+    command = [str(Path(sys.executable).with_name("prefect")), *arguments]
+    done = subprocess.run(command, cwd=PROJECT, env=env, capture_output=True, text=True, check=False)
+    if check and done.returncode != 0:
+        tail = (done.stdout + done.stderr).strip().splitlines()[-3:]
+        raise DeployError(f"`prefect {' '.join(arguments)}` failed: {' / '.join(tail)}")
+    return done
+
+
+def apply_deployments(api_url: str) -> None:
+    """Create the gpu concurrency limit and the work pool if missing, then deploy every deployment."""
+    prefect(api_url, "concurrency-limit", "create", GPU_TAG, str(GPU_SLOTS))  # upsert by tag
+    pools = prefect(api_url, "work-pool", "ls").stdout
+    if WORK_POOL not in pools:
+        prefect(api_url, "work-pool", "create", WORK_POOL, "--type", "process")
+    prefect(api_url, "--no-prompt", "deploy", "--all")
