@@ -42,6 +42,7 @@ def alphago(
     value_heldout_games: Annotated[int | None, typer.Option(min=1, help="value: held-out games of its check")] = None,
     check_games: Annotated[int | None, typer.Option(min=2, help="RL: games of its check against SL")] = None,
     eval_games: Annotated[int | None, typer.Option(min=2, help="eval: games per pair of the round robin")] = None,
+    key_games: Annotated[int | None, typer.Option(min=2, help="eval: games of AlphaGo vs SL and vs UCT (default: eval games)")] = None,
     eval_sims: Annotated[str | None, typer.Option(help="eval: AlphaGo's simulation counts, e.g. 10,100")] = None,
     uct_sims: Annotated[int | None, typer.Option(min=1, help="eval: simulations of the UCT player")] = None,
     gnugo_levels: Annotated[str | None, typer.Option(help="eval: GNU Go levels, e.g. 1,5 ('' for none)")] = None,
@@ -64,6 +65,7 @@ def alphago(
                           "value_heldout_games": value_heldout_games, "check_games": check_games,
                           "games_per_iteration": games_per_iteration, "iterations": iterations,
                           "snapshot_every": snapshot_every, "value_games": value_games, "eval_games": eval_games,
+                          "key_games": key_games,
                           "eval_sims": _numbers(eval_sims), "uct_sims": uct_sims,
                           "gnugo_levels": _numbers(gnugo_levels)})
     data = layout.data_dir(data_dir)

@@ -72,6 +72,9 @@ class AlphaGoSettings:
     """Games of the RL policy against the SL policy (its check: a score of 55 % or more)."""
     eval_games: int = 100
     """Games of every pair in the evaluation round robin (colours alternate)."""
+    key_games: int | None = None
+    """Games of the key pairs (each AlphaGo player against the SL policy and against UCT), when
+    more than `eval_games`: 100 give those pairs a 95 % interval within about ±10 points."""
     eval_sims: tuple[int, ...] = (10, 100)
     """Simulations per move of the AlphaGo players in the round robin (one player per count)."""
     uct_sims: int = 100
@@ -90,6 +93,7 @@ class AlphaGoSettings:
             (min(self.value_games, self.value_heldout_games, self.value_games_per_task) < 1,
              "value games must be >= 1"),
             (self.check_games < 2 or self.eval_games < 2, "check and eval games must be >= 2"),
+            (self.key_games is not None and self.key_games < 2, "key games must be >= 2"),
             (not self.eval_sims or min(self.eval_sims) < 1, "eval_sims needs simulation counts >= 1"),
         ) if is_bad]
         if problems:
@@ -117,7 +121,7 @@ PRESETS: dict[str, AlphaGoSettings] = {
                             iterations=2000, games_per_iteration=128, snapshot_every=100, value_games=200_000,
                             value_heldout_games=2000, value_games_per_task=500, value_steps=100_000),
 }
-RESUMABLE = frozenset({"eval_games", "eval_sims", "uct_sims", "gnugo_levels"})
+RESUMABLE = frozenset({"eval_games", "key_games", "eval_sims", "uct_sims", "gnugo_levels"})
 """Settings a rerun may change: the evaluation's (the trained nets stay what they are)."""
 
 

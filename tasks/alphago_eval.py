@@ -97,8 +97,15 @@ def round_robin(settings: AlphaGoSettings, players: list[EvalPlayer], data: Path
         # seeded by the pair, not its place in the list: a rerun with another roster resumes each match
         config = MatchConfig(settings.size, settings.komi, None, settings.seed * 1000 + zlib.crc32(match_id.encode()) % 1000)
         match = layout.match_dir(data, match_id)
-        pairs.append((str(match), MatchSettings(a.spec, b.spec, settings.eval_games, _pair_sims(settings, a, b), config)))
+        games = max(settings.eval_games, settings.key_games or 0) if is_key_pair(a, b) else settings.eval_games
+        pairs.append((str(match), MatchSettings(a.spec, b.spec, games, _pair_sims(settings, a, b), config)))
     return pairs
+
+
+def is_key_pair(a: EvalPlayer, b: EvalPlayer) -> bool:
+    """An AlphaGo player against the SL policy or UCT: the comparison the replication reports."""
+    searcher, other = (a, b) if a.label.startswith("alphago-") else (b, a)
+    return searcher.label.startswith("alphago-") and (other.label == "sl" or other.label.startswith("uct-"))
 
 
 def _pair_sims(settings: AlphaGoSettings, a: EvalPlayer, b: EvalPlayer) -> int:
