@@ -303,7 +303,8 @@ class BatchedSearch:
         node = root
         node.visits += loss
         while node.prior is not None:
-            move = forced_root_move(node, c_puct) if forced and node is root else node.best_move(c_puct)
+            move = (forced_root_move(node.child_N, node.child_W, node.child_P, node.illegal, c_puct)
+                    if forced and node is root else node.best_move(c_puct))
             node.child_N[move] += loss
             node.child_W[move] -= loss
             child = node.children.get(move)

@@ -18,12 +18,8 @@ Scores use the search's PUCT: Q + c_puct * P * sqrt(sum N) / (1 + N), Q = W / ma
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from gocore.search.mcts import Node
 
 FORCED_K = 2.0  # KataGo's k in n_forced(c) = sqrt(k * P(c) * sum N)
 
@@ -50,10 +46,12 @@ def forced_root_choice(child_N: np.ndarray, child_P: np.ndarray, legal: np.ndarr
     return int(np.where(short, scores, -np.inf).argmax())
 
 
-def forced_root_move(root: Node, c_puct: float, k: float = FORCED_K) -> int:
-    """The root's next child in a search with forced playouts: one still short of n_forced, else PUCT's."""
-    scores = puct_scores(root.child_N, root.child_W, root.child_P, c_puct, root.child_N.sum()) + root.illegal
-    forced = forced_root_choice(root.child_N, root.child_P, root.illegal == 0, scores, k)
+def forced_root_move(child_N: np.ndarray, child_W: np.ndarray, child_P: np.ndarray, illegal: np.ndarray,
+                     c_puct: float, k: float = FORCED_K) -> int:
+    """The root's next child in a search with forced playouts: one still short of n_forced, else
+    PUCT's; `illegal` is 0 on legal moves, -inf elsewhere (`mcts.Node.illegal`)."""
+    scores = puct_scores(child_N, child_W, child_P, c_puct, child_N.sum()) + illegal  # (N*N+1,)
+    forced = forced_root_choice(child_N, child_P, illegal == 0, scores, k)
     return int(scores.argmax()) if forced is None else forced
 
 
