@@ -10,7 +10,7 @@ on a root's children vectors (N, W, P: `mcts.Node.child_*`); `mcts.BatchedSearch
   with one visit or none are removed; pi = the remaining visits normalised.
 - Playout cap randomization (`is_full_search`): a move is searched with the full budget (noise,
   forced playouts, recorded as a training row) with probability p, else with a small budget and
-  not recorded; `mcts.play_games` draws it per move and `selfplay.training_columns` keeps the rows.
+  not recorded; `selfplay.play_games` draws it per move and `selfplay.training_columns` keeps the rows.
 
 Scores use the search's PUCT: Q + c_puct * P * sqrt(sum N) / (1 + N), Q = W / max(N, 1).
 """
@@ -71,8 +71,7 @@ def pruned_visits(child_N: np.ndarray, child_W: np.ndarray, child_P: np.ndarray,
     q = child_W / np.maximum(visits, 1.0)
     gap = scores[best] - q  # room U(c, n) may fill: U(c, n) <= gap
     prior_term = c_puct * math.sqrt(total) * child_P
-    with np.errstate(divide="ignore", invalid="ignore"):
-        needed = np.where(gap > 0, np.ceil(prior_term / np.where(gap > 0, gap, 1.0) - 1.0), visits)
+    needed = np.where(gap > 0, np.ceil(prior_term / np.where(gap > 0, gap, 1.0) - 1.0), visits)  # no room: keep all
     floor = visits - np.floor(forced_visits(child_P, total, k))
     kept = np.clip(np.maximum(needed, floor), 0.0, visits)
     kept[kept <= 1.0] = 0.0
