@@ -7,7 +7,7 @@ Both sides at the same net preset on 9x9, untrained, one process, `threads` torc
 - RL: `gocore.nn.reinforce.play_policy_games` of a PolicyNet against another (the RL stage's
   minibatch: `games` games in lockstep, every move sampled from the policy), then one REINFORCE
   update on them (`reinforce_step`), since the RL stage pays for both;
-- zero: `gocore.search.mcts.play_games` with the SELFPLAY preset at `sims` simulations (the zero
+- zero: `gocore.search.selfplay.play_games` with the SELFPLAY preset at `sims` simulations (the zero
   loop's default is 32) on a DualNet, `games` games in lockstep, as tasks/selfplay.py plays them.
 
     rl_vs_zero = (RL games/hour) / (zero self-play games/hour)
@@ -43,7 +43,8 @@ from gocore.nn.features import get_encoder
 from gocore.nn.inference import NetEvaluator
 from gocore.nn.nets import build_net, preset
 from gocore.nn.reinforce import play_policy_games, reinforce_step
-from gocore.search.mcts import SELFPLAY, play_games
+from gocore.search.mcts import SELFPLAY
+from gocore.search.selfplay import play_games
 
 SIZE, KOMI, ENCODER = 9, 7.5, "agz17"
 

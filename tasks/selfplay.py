@@ -61,11 +61,21 @@ class SelfPlaySettings:
     run: str = ""  # a loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout)
     local_model: tuple[str, str] | None = None  # (directory, version label) `model` resolved to by the
     # flow (tasks.models.local_model): workers load it from there without MLflow; not recorded
+    full_search_prob: float = 1.0  # playout cap: share of moves searched with `sims` and recorded as rows
+    fast_sims: int | None = None  # playout cap: simulations of the other moves (None: sims // 4)
+    forced_playouts: bool = False  # KataGo's forced playouts and pruned policy targets
 
     def recorded(self, games: int) -> dict[str, Any]:
-        """What a batch's sidecar keeps of these settings; a rerun of the batch must match it."""
+        """What a batch's sidecar keeps of these settings (the search options only when on: older
+        sidecars still match); a rerun of the batch must match it."""
+        options: dict[str, Any] = {}
+        if self.full_search_prob < 1:
+            options.update(full_search_prob=self.full_search_prob, fast_sims=self.fast_sims)
+        if self.forced_playouts:
+            options["forced_playouts"] = True
         return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
-                "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold}
+                "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold,
+                **options}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,7 +142,9 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
         evaluator, model_version, net_encoder = load_evaluator(settings.model, settings.size, str(data),
                                                                settings.local_model)
         search = SELFPLAY.replace(simulations=settings.sims, max_moves=settings.max_moves,
-                                  resign_threshold=settings.resign_threshold)
+                                  resign_threshold=settings.resign_threshold,
+                                  full_search_prob=settings.full_search_prob, fast_simulations=settings.fast_sims,
+                                  forced_playouts=settings.forced_playouts)
         config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
                                 search=search)
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)

@@ -67,12 +67,23 @@ class LoopSettings:
     """Base seed of self-play, training and gate games."""
     aux_heads: bool = False
     """Nets with ownership and score heads (KataGo's auxiliary targets); off until measured."""
+    playout_cap: bool = False
+    """KataGo's playout cap randomization in self-play: `full_search_prob` of the moves searched with
+    `sims` and recorded as rows, the others with `fast_sims_fraction` * sims and not; off until measured."""
+    full_search_prob: float = 0.25
+    """With playout_cap: the share of moves searched in full and recorded (KataGo: 0.25)."""
+    fast_sims_fraction: float = 0.25
+    """With playout_cap: a fast search's simulations as a share of `sims` (KataGo: 1/6 to 1/4)."""
+    forced_playouts: bool = False
+    """KataGo's forced playouts and policy target pruning at the root of self-play's full searches."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
             raise ValueError(f"gate {self.gate!r} is not one of {', '.join(GATES)}")
         if self.generations < 1 or self.games < 1 or self.sims < 1 or self.gate_games < 2:
             raise ValueError("generations, games and sims must be >= 1, gate_games >= 2")
+        if not (0 < self.full_search_prob <= 1 and 0 < self.fast_sims_fraction <= 1):
+            raise ValueError("full_search_prob and fast_sims_fraction must be in (0, 1]")
 
     @property
     def model_name(self) -> str:
@@ -205,12 +216,29 @@ def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...]
 
 
 def loop_record(settings: LoopSettings) -> dict[str, Any]:
-    """The settings as loop.json records them (aux_heads only when on: loops recorded before it
-    existed resume unchanged)."""
+    """The settings as loop.json records them (aux_heads, the playout cap and forced playouts only
+    when on: loops recorded before they existed resume unchanged)."""
     record = dataclasses.asdict(settings)
     if not settings.aux_heads:
         del record["aux_heads"]
+    if not settings.playout_cap:
+        for name in ("playout_cap", "full_search_prob", "fast_sims_fraction"):
+            del record[name]
+    if not settings.forced_playouts:
+        del record["forced_playouts"]
     return record
+
+
+def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
+    """The self-play flow's search options of the loop (`flows.selfplay.selfplay` keywords, mapped
+    into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`); empty when all off."""
+    options: dict[str, Any] = {}
+    if settings.playout_cap:
+        options["full_search_prob"] = settings.full_search_prob
+        options["fast_sims"] = max(1, round(settings.sims * settings.fast_sims_fraction))
+    if settings.forced_playouts:
+        options["forced_playouts"] = True
+    return options
 
 
 def main_job_settings(generations: int = 4, games: int = 200, sims: int = 16, **overrides: Any) -> LoopSettings:

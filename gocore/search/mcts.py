@@ -3,8 +3,8 @@
 Owns `MCTSConfig` and its presets, the search tree (`Node`: its children's N, W, P are numpy
 vectors, so the PUCT score is one expression, as in minigo), `BatchedSearch` (G games searched in
 lockstep: each round's leaves from every game go to the evaluator as one batch), move choice with
-a temperature, the resign rule, and `play_games` (whole games by search: the self-play loop,
-without storage). Start reading at `BatchedSearch.search`.
+a temperature, the resign rule, and `SearchedGame` (the record of a game that
+`selfplay.play_games` plays by search). Start reading at `BatchedSearch.search`.
 
 Perspective: ``child_W[m]`` sums values from the view of the player to move at the node, who is
 the one choosing m, so PUCT maximises ``Q + U`` at every level. A leaf value is from the leaf's
@@ -34,8 +34,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gocore.rules.board import Position, candidate_moves, random_playouts, result_text
+from gocore.rules.board import Position, candidate_moves, random_playouts
 from gocore.search.rollout import PatternRollouts
+from gocore.search.targets import forced_root_move, pruned_visits
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -68,7 +69,7 @@ class MCTSConfig:
     resign_threshold: float | None = None
     """Resign when the root value stays below this (e.g. -0.9); None never resigns."""
     resign_disabled_fraction: float = 0.1
-    """Share of `play_games` games that never resign, to count false resignations."""
+    """Share of self-play games that never resign, to count false resignations."""
     max_moves: int | None = None
     """Game length cap; a position at the cap is scored as final. None = 3 * N*N, like play_game."""
     rollout_lambda: float = 0.0
@@ -78,6 +79,13 @@ class MCTSConfig:
     sensible_moves: bool = True
     """Search `board.candidate_moves` (no own-eye filling, no early pass) rather than every legal
     move, as pure AlphaGo Zero does: on 2 CPU cores its first nets then learned nothing (README)."""
+    full_search_prob: float = 1.0
+    """Playout cap randomization (`targets`): share of self-play moves searched with `simulations`
+    (noise, forced playouts) and recorded as rows; the rest get `fast_simulations`, no noise, no row."""
+    fast_simulations: int | None = None
+    """Budget of a fast (unrecorded) search; None = simulations // 4 (KataGo: a quarter to a sixth)."""
+    forced_playouts: bool = False
+    """With noise: KataGo's forced playouts at the root and the pruned policy target (`targets`)."""
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
@@ -90,6 +98,8 @@ class MCTSConfig:
             (not 0 <= self.resign_disabled_fraction <= 1, "resign_disabled_fraction must be in [0, 1]"),
             (self.max_moves is not None and self.max_moves < 1, "max_moves must be >= 1"),
             (not 0 <= self.rollout_lambda <= 1, "rollout_lambda must be in [0, 1]"),
+            (not 0 < self.full_search_prob <= 1 or (self.fast_simulations is not None and self.fast_simulations < 1),
+             "full_search_prob must be in (0, 1] and fast_simulations >= 1"),
         ) if is_bad]
         if problems:
             raise ValueError("MCTSConfig: " + "; ".join(problems))
@@ -181,6 +191,7 @@ class SearchResult:
     pi: np.ndarray  # (N*N+1,) float32 N / sum N: the self-play policy target
     root_value: float  # root Q, side to move's view (+1 = the mover wins)
     visits: np.ndarray  # (N*N+1,) int64 children's N
+    is_full: bool = True  # a full search (playout cap randomization): its pi is a training row
 
 
 def terminal_value(position: Position, max_moves: int) -> float | None:
@@ -213,20 +224,26 @@ class BatchedSearch:
         self.rollout_policy = rollout_policy  # None: uniform random playouts
         self.rng = np.random.default_rng(seed)
         self.roots = [self._new_node(p, None, -1) for p in positions]
+        self._fast: frozenset[int] = frozenset()  # games of the current search that are fast searches
+        self._noisy: frozenset[int] = frozenset()  # games of the current search with root noise
 
     def search(self, games: Sequence[int] | None = None, deadline: float | None = None,
-               simulations: int | None = None) -> list[SearchResult]:
+               simulations: int | None = None, fast: Sequence[int] = ()) -> list[SearchResult]:
         """Run `simulations` (default: the config's) more simulations on each listed game (default
         all); one result each. With a `deadline` (a `time.monotonic()` value) the search also stops
-        after the round that passes it: fewer simulations, never fewer than one round.
+        after the round that passes it: fewer simulations, never fewer than one round. Games in
+        `fast` get a fast search: `fast_simulations`, no noise, no forced playouts.
         """
         games = list(range(len(self.roots))) if games is None else list(games)
+        self._fast = frozenset(fast)
+        self._noisy = frozenset(g for g in games if self.config.noise and g not in self._fast)
         for g in games:
             if self.roots[g].terminal_value is not None:
                 raise ValueError(f"game {g} is over: there is nothing to search")
-            if self.config.noise and self.roots[g].prior is not None:
+            if g in self._noisy and self.roots[g].prior is not None:
                 self._add_noise(self.roots[g])  # a reused root gets fresh noise
-        remaining = {g: simulations or self.config.simulations for g in games}
+        fast_budget = self.config.fast_simulations or max(1, self.config.simulations // 4)
+        remaining = {g: simulations or (fast_budget if g in self._fast else self.config.simulations) for g in games}
         while remaining:
             self._round(remaining)
             remaining = {g: n for g, n in remaining.items() if n > 0}
@@ -256,7 +273,7 @@ class BatchedSearch:
         batch: list[tuple[int, Node]] = []
         for g, todo in remaining.items():
             for _ in range(min(self.config.leaves_per_game, todo)):
-                leaf = self._descend(self.roots[g])
+                leaf = self._descend(self.roots[g], self.config.forced_playouts and g in self._noisy)
                 if leaf.terminal_value is not None:  # scored by the rules: no network needed
                     self._backup(leaf, leaf.terminal_value)
                     remaining[g] -= 1
@@ -274,18 +291,20 @@ class BatchedSearch:
             leaf.is_pending = False
             leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves), prior)
             leaf.value = float(value)
-            if leaf.parent is None and self.config.noise:
+            if leaf.parent is None and g in self._noisy:
                 self._add_noise(leaf)
             self._backup(leaf, float(value))
             remaining[g] -= 1
 
-    def _descend(self, root: Node) -> Node:
-        """Follow PUCT from the root to an unexpanded or terminal node, charging virtual loss."""
+    def _descend(self, root: Node, forced: bool = False) -> Node:
+        """Follow PUCT from the root to an unexpanded or terminal node, charging virtual loss; with
+        `forced`, the root's child is a forced playout's when one is due (`targets`)."""
         loss, c_puct = self.config.virtual_loss, self.config.c_puct
         node = root
         node.visits += loss
         while node.prior is not None:
-            move = node.best_move(c_puct)
+            move = (forced_root_move(node.child_N, node.child_W, node.child_P, node.illegal, c_puct)
+                    if forced and node is root else node.best_move(c_puct))
             node.child_N[move] += loss
             node.child_W[move] -= loss
             child = node.children.get(move)
@@ -332,11 +351,14 @@ class BatchedSearch:
         """What the search so far says about game `game`'s root (the move drawn with its temperature)."""
         root = self.roots[game]
         visits = root.child_N.round().astype(np.int64)  # whole numbers once virtual losses are gone
-        total = visits.sum()
-        pi = (visits / total if total else root.child_P).astype(np.float32)
+        kept = visits  # what pi and the move follow: with forced playouts, the pruned visits (`targets`)
+        if visits.any() and self.config.forced_playouts and game in self._noisy:
+            kept = pruned_visits(visits, root.child_W, root.child_P, self.config.c_puct)
+        total = kept.sum()
+        pi = (kept / total if total else root.child_P).astype(np.float32)
         tau_is_one = root.position.move_number < self.config.temperature_moves_for(root.position.size)
-        move = choose_move(visits if total else root.child_P, tau_is_one, self.rng)
-        return SearchResult(move, pi, root.q, visits)
+        move = choose_move(kept if total else root.child_P, tau_is_one, self.rng)
+        return SearchResult(move, pi, root.q, visits, game not in self._fast)
 
 
 @dataclass
@@ -347,6 +369,7 @@ class SearchedGame:
     moves: list[int] = dataclasses.field(default_factory=list)
     pis: list[np.ndarray] = dataclasses.field(default_factory=list)  # (N*N+1,) float32 per move
     root_values: list[float] = dataclasses.field(default_factory=list)  # mover's view, per move
+    full: list[bool] = dataclasses.field(default_factory=list)  # per move: a full search (a training row)
     final: Position | None = None
     winner: int = 0  # +1 black, -1 white, 0 jigo
     result: str = ""  # SGF RE text: "B+3.5", "W+R"
@@ -358,40 +381,3 @@ class SearchedGame:
     def is_false_resignation(self) -> bool:
         """A no-resign game whose would-be resigner went on to win."""
         return self.would_resign is not None and self.would_resign == self.winner
-
-
-def play_games(evaluator: Evaluator, config: MCTSConfig, count: int, size: int = 9,
-               komi: float = 7.5, seed: int | None = None) -> list[SearchedGame]:
-    """`count` games of search against itself, all searched in lockstep (self-play)."""
-    rng = np.random.default_rng(seed)
-    start = Position.initial(size, komi)
-    search = BatchedSearch(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
-    games = [SearchedGame(start, can_resign=rng.random() >= config.resign_disabled_fraction)
-             for _ in range(count)]
-    active = list(range(count))
-    while active:
-        for g, result in zip(active, search.search(active)):
-            _step(games[g], search, g, result, config)
-        active = [g for g in active if not games[g].reason]
-    return games
-
-
-def _step(game: SearchedGame, search: BatchedSearch, g: int, result: SearchResult, config: MCTSConfig) -> None:
-    """Resign, or record the search and play its move; finish the game when it ends."""
-    mover = search.roots[g].position.to_play
-    own_values = game.root_values[len(game.root_values) % 2::2] + [result.root_value]  # movers alternate
-    if wants_resign(own_values, config.resign_threshold):
-        if game.can_resign:
-            game.final, game.winner, game.reason = search.roots[g].position, -mover, "resign"
-            game.result = f"{'B' if mover == -1 else 'W'}+R"
-            return
-        game.would_resign = mover if game.would_resign is None else game.would_resign
-    game.moves.append(result.move)
-    game.pis.append(result.pi)
-    game.root_values.append(result.root_value)
-    search.advance(g, result.move)
-    position = search.roots[g].position
-    if search.roots[g].terminal_value is not None:
-        score = position.score()
-        game.final, game.winner, game.result = position, int(np.sign(score)), result_text(score)
-        game.reason = "two-passes" if position.is_game_over() else "move-cap"

@@ -1,13 +1,17 @@
-"""Self-play games turned into training data: rows for the self-play Parquet schema, and SGF records.
+"""Self-play games and the training data they make: rows for the self-play Parquet schema, and SGF records.
 
-`mcts.play_games` plays the games; this module only converts what it returns, with no I/O:
+`play_games(evaluator, config, count)` plays the games by search on both sides (`mcts.BatchedSearch`,
+all games in lockstep), drawing each move's search as full or fast when `config.full_search_prob`
+< 1 (KataGo's playout cap randomization, `targets`). The rest converts what it returns, with no I/O:
 
-- `training_columns(games, ...)`: one row per position before each move, as numpy columns
-  named after `storage.schemas.SELFPLAY_SCHEMA` (planes bit-packed by the net's encoder, pi the
-  root visit distribution, z the result from the side to move's view, symmetry 0);
+- `training_columns(games, ...)`: one row per position before each fully searched move (every
+  move without the playout cap), as numpy columns named after `storage.schemas.SELFPLAY_SCHEMA`
+  (planes bit-packed by the net's encoder, pi the root visit distribution, pruned with forced
+  playouts, z the result from the side to move's view, symmetry 0);
 - `game_record(game, ...)`: the game as an `sgf.GameRecord` (Chinese rules, both players named
   after the model version, each move commented with the mover's root value);
-- `summarize(games)`: counts for reports (results split, resignations, false resignations).
+- `summarize(games)`: counts for reports (results split, resignations, false resignations, full
+  searches).
 
 `play(evaluator, config, ...)` runs all three. Seeds: a game's id names the generation, the
 seed of its batch and its index in the batch (`game_id`); the same seed, model and settings
@@ -25,8 +29,17 @@ import numpy as np
 
 from gocore.nn import features, packed
 from gocore.rules import sgf
-from gocore.rules.board import replay_moves
-from gocore.search.mcts import RESIGN_STREAK, SELFPLAY, MCTSConfig, SearchedGame, play_games
+from gocore.rules.board import Position, replay_moves, result_text
+from gocore.search.mcts import (
+    RESIGN_STREAK,
+    SELFPLAY,
+    BatchedSearch,
+    MCTSConfig,
+    SearchedGame,
+    SearchResult,
+    wants_resign,
+)
+from gocore.search.targets import is_full_search
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -74,9 +87,50 @@ def play(evaluator: Evaluator, config: SelfPlayConfig, games: int, *, generation
     return SelfPlayBatch(columns, records, ids, summarize(played))
 
 
+def play_games(evaluator: Evaluator, config: MCTSConfig, count: int, size: int = 9,
+               komi: float = 7.5, seed: int | None = None) -> list[SearchedGame]:
+    """`count` games of search against itself, all searched in lockstep (self-play); each move's
+    search is full with probability `config.full_search_prob`, else fast (`targets.is_full_search`)."""
+    rng = np.random.default_rng(seed)
+    start = Position.initial(size, komi)
+    search = BatchedSearch(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
+    games = [SearchedGame(start, can_resign=rng.random() >= config.resign_disabled_fraction)
+             for _ in range(count)]
+    active = list(range(count))
+    while active:
+        fast = [g for g in active if not is_full_search(rng, config.full_search_prob)]
+        for g, result in zip(active, search.search(active, fast=fast)):
+            _step(games[g], search, g, result, config)
+        active = [g for g in active if not games[g].reason]
+    return games
+
+
+def _step(game: SearchedGame, search: BatchedSearch, g: int, result: SearchResult, config: MCTSConfig) -> None:
+    """Resign, or record the search and play its move; finish the game when it ends."""
+    mover = search.roots[g].position.to_play
+    own_values = game.root_values[len(game.root_values) % 2::2] + [result.root_value]  # movers alternate
+    if wants_resign(own_values, config.resign_threshold):
+        if game.can_resign:
+            game.final, game.winner, game.reason = search.roots[g].position, -mover, "resign"
+            game.result = f"{'B' if mover == -1 else 'W'}+R"
+            return
+        game.would_resign = mover if game.would_resign is None else game.would_resign
+    game.moves.append(result.move)
+    game.pis.append(result.pi)
+    game.full.append(result.is_full)
+    game.root_values.append(result.root_value)
+    search.advance(g, result.move)
+    position = search.roots[g].position
+    if search.roots[g].terminal_value is not None:
+        score = position.score()
+        game.final, game.winner, game.result = position, int(np.sign(score)), result_text(score)
+        game.reason = "two-passes" if position.is_game_over() else "move-cap"
+
+
 def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, encoder: str,
                      generation: int, model_version: str) -> dict[str, np.ndarray]:
-    """SELFPLAY_SCHEMA columns of every position before a move of every game (R rows in all)."""
+    """SELFPLAY_SCHEMA columns of every position before a fully searched move of every game (R rows
+    in all; fast searches make no row, but their moves are replayed for the planes)."""
     if len(games) != len(game_ids):
         raise ValueError(f"{len(games)} games but {len(game_ids)} ids")
     if not games:
@@ -92,7 +146,7 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
                                     np.uint8))  # (R, nbytes) uint8
     pis = [pi for game in games for pi in game.pis]
     ownership, score = final_targets(games, movers)
-    return {
+    columns = {
         "encoder": np.full(rows, features.get_encoder(encoder).name, dtype=object),
         "size": np.full(rows, size, np.int8),
         "planes": planes,
@@ -107,6 +161,14 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
         "ownership": ownership,
         "score": score,
     }
+    is_recorded = np.concatenate([is_recorded_move(game) for game in games])  # (T,) bool over all moves
+    return columns if is_recorded.all() else {name: column[is_recorded] for name, column in columns.items()}
+
+
+def is_recorded_move(game: SearchedGame) -> np.ndarray:
+    """(T,) bool: the moves of `game` searched in full, which make training rows (all of them when
+    the game kept no record of search kinds)."""
+    return np.asarray(game.full, dtype=bool) if game.full else np.ones(len(game.moves), dtype=bool)
 
 
 def final_targets(games: Sequence[SearchedGame], movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -145,6 +207,7 @@ def summarize(games: Sequence[SearchedGame]) -> dict[str, Any]:
     return {
         "games": len(games),
         "positions": int(sum(len(game.moves) for game in games)),
+        "full_searches": int(sum(is_recorded_move(game).sum() for game in games)),
         "black_wins": winners[1], "white_wins": winners[-1], "draws": winners[0],
         "resignations": reasons["resign"], "two_passes": reasons["two-passes"], "move_cap": reasons["move-cap"],
         "no_resign_games": len(no_resign),

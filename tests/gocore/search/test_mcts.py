@@ -17,9 +17,9 @@ from gocore.search.mcts import (
     MCTSConfig,
     Node,
     choose_move,
-    play_games,
     wants_resign,
 )
+from gocore.search.selfplay import play_games
 from tests.helpers import position_from_ascii
 
 # One-liberty semeai: black's five top stones and white's wall each have one liberty (C5 and A2).
