@@ -28,7 +28,7 @@ import dataclasses
 import math
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -360,12 +360,12 @@ class SearchedGame:
         return self.would_resign is not None and self.would_resign == self.winner
 
 
-def play_games(evaluator: Evaluator, config: MCTSConfig, count: int, size: int = 9,
-               komi: float = 7.5, seed: int | None = None) -> list[SearchedGame]:
-    """`count` games of search against itself, all searched in lockstep (self-play)."""
+def play_games(evaluator: Evaluator, config: MCTSConfig, count: int, size: int = 9, komi: float = 7.5,
+               seed: int | None = None, new_search: Callable[..., BatchedSearch] = BatchedSearch) -> list[SearchedGame]:
+    """`count` games of search against itself, all searched in lockstep by `new_search` (self-play)."""
     rng = np.random.default_rng(seed)
     start = Position.initial(size, komi)
-    search = BatchedSearch(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
+    search = new_search(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
     games = [SearchedGame(start, can_resign=rng.random() >= config.resign_disabled_fraction)
              for _ in range(count)]
     active = list(range(count))

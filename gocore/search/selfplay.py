@@ -4,7 +4,8 @@
 
 - `training_columns(games, ...)`: one row per position before each move, as numpy columns
   named after `storage.schemas.SELFPLAY_SCHEMA` (planes bit-packed by the net's encoder, pi the
-  root visit distribution, z the result from the side to move's view, symmetry 0);
+  root visit distribution or, with Gumbel root search, its improved policy; z the result from
+  the side to move's view, symmetry 0);
 - `game_record(game, ...)`: the game as an `sgf.GameRecord` (Chinese rules, both players named
   after the model version, each move commented with the mover's root value);
 - `summarize(games)`: counts for reports (results split, resignations, false resignations).
@@ -26,6 +27,7 @@ import numpy as np
 from gocore.nn import features, packed
 from gocore.rules import sgf
 from gocore.rules.board import replay_moves
+from gocore.search.gumbel import GumbelConfig, search_factory
 from gocore.search.mcts import RESIGN_STREAK, SELFPLAY, MCTSConfig, SearchedGame, play_games
 
 if TYPE_CHECKING:
@@ -46,6 +48,8 @@ class SelfPlayConfig:
     """Search settings (noise, temperature, resignation); AlphaGo Zero's SELFPLAY preset."""
     encoder: str = "agz17"
     """Feature encoder of the planes column: the net's own encoder."""
+    gumbel: GumbelConfig | None = None
+    """Gumbel root search (sequential halving, improved-policy targets) instead of PUCT; None = PUCT."""
 
 
 @dataclass
@@ -66,7 +70,8 @@ def game_id(generation: int, seed: int, index: int) -> str:
 def play(evaluator: Evaluator, config: SelfPlayConfig, games: int, *, generation: int, seed: int,
          model_version: str) -> SelfPlayBatch:
     """Play `games` games of self-play in lockstep and convert them to rows, records and counts."""
-    played = play_games(evaluator, config.search, games, size=config.size, komi=config.komi, seed=seed)
+    played = play_games(evaluator, config.search, games, size=config.size, komi=config.komi, seed=seed,
+                        new_search=search_factory(config.gumbel))
     ids = [game_id(generation, seed, index) for index in range(games)]
     columns = training_columns(played, ids, encoder=config.encoder, generation=generation,
                                model_version=model_version)
