@@ -37,6 +37,7 @@ def loop(
     ladder_opponents: Annotated[int, typer.Option(min=0, help="ladder opponents of each new champion (0: none)")] = 2,
     ladder_games: Annotated[int, typer.Option(min=1, help="games against each ladder opponent")] = 10,
     aux_heads: Annotated[bool, typer.Option(help="nets with ownership and score heads (off until measured)")] = False,
+    search: Annotated[str, typer.Option(help="self-play root search: puct or gumbel (sequential halving)")] = "puct",
     name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
@@ -52,7 +53,7 @@ def loop(
         settings = LoopSettings(loop=name or f"zero-{size}x{size}", size=size, generations=generations, games=games,
                                 sims=sims, preset=preset, gate=gate, gate_games=gate_games,
                                 window_generations=window_generations, ladder_opponents=ladder_opponents,
-                                ladder_games=ladder_games, aux_heads=aux_heads)
+                                ladder_games=ladder_games, aux_heads=aux_heads, search=search)
     except ValueError as error:
         raise fail(str(error)) from None
     summary = run_live(settings, data_dir, workers, dask_address, device)

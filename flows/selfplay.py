@@ -67,13 +67,13 @@ def default_games_per_task(games: int, workers: int | None) -> int:
 def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_dir: str | None = None,
              games_per_task: int | None = None, seed: int = 0, size: int = 9, komi: float = 7.5,
              encoder: str = "agz17", max_moves: int | None = None,
-             resign_threshold: float | None = -0.9, run: str = "") -> GenerationSummary:
+             resign_threshold: float | None = -0.9, run: str = "", search: str = "puct") -> GenerationSummary:
     """Play `games` self-play games of `model` into ``<data>/selfplay/gen=<generation>/`` (a loop
     `run`'s: ``<data>/loops/<run>/selfplay/gen=<generation>/``); the summary."""
     data = layout.data_dir(data_dir)
     selfplay_files.clean_partial(data, generation, run)  # before any task writes there
     settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
-                                resign_threshold=resign_threshold, run=run,
+                                resign_threshold=resign_threshold, run=run, search=search,
                                 local_model=local_model(model, data))  # workers: no MLflow import
     batches = plan_batches(games, games_per_task or default_games_per_task(games, None), seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")

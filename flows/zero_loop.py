@@ -139,7 +139,7 @@ def _selfplay(settings: LoopSettings, data: Path, generation: int, player: Model
     summary = run(player.uri, settings.games, settings.sims, generation, str(data),
                   games_per_task=default_games_per_task(settings.games, workers),
                   seed=settings.seed * 1_000 + generation, size=settings.size, komi=settings.komi,
-                  resign_threshold=resign_threshold, run=settings.loop)
+                  resign_threshold=resign_threshold, run=settings.loop, search=settings.search)
     return {"games": summary.counts.games, "rows": summary.rows, "mean_length": round(summary.mean_length, 1),
             "counts": asdict(summary.counts), "winner_lows": list(summary.winner_lows),
             "resign_threshold": resign_threshold}

@@ -31,6 +31,7 @@ from prefect.cache_policies import NO_CACHE
 
 from gocore.errors import GozeroError
 from gocore.rules import sgf
+from gocore.search.gumbel import root_search
 from gocore.search.mcts import SELFPLAY
 from gocore.search.selfplay import SelfPlayBatch, SelfPlayConfig, play
 from storage import selfplay as selfplay_files
@@ -61,11 +62,13 @@ class SelfPlaySettings:
     run: str = ""  # a loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout)
     local_model: tuple[str, str] | None = None  # (directory, version label) `model` resolved to by the
     # flow (tasks.models.local_model): workers load it from there without MLflow; not recorded
+    search: str = "puct"  # root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct
 
     def recorded(self, games: int) -> dict[str, Any]:
         """What a batch's sidecar keeps of these settings; a rerun of the batch must match it."""
-        return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
-                "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold}
+        recorded = {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
+                    "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold}
+        return recorded if self.search == "puct" else {**recorded, "search": self.search}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -134,7 +137,7 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
         search = SELFPLAY.replace(simulations=settings.sims, max_moves=settings.max_moves,
                                   resign_threshold=settings.resign_threshold)
         config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
-                                search=search)
+                                search=search, gumbel=root_search(settings.search))
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)
     return _write_batch(data, generation, seed, settings.recorded(games), batch, model_version,
                         time.perf_counter() - started, settings.run, config.encoder)

@@ -17,6 +17,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from gocore.nn.training import TrainConfig
+from gocore.search.gumbel import root_search
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
 from storage import checkpoints, registry, run_dirs, runs
 from tasks.train import DatasetFacts, selfplay_facts, train_and_register
@@ -67,12 +68,15 @@ class LoopSettings:
     """Base seed of self-play, training and gate games."""
     aux_heads: bool = False
     """Nets with ownership and score heads (KataGo's auxiliary targets); off until measured."""
+    search: str = "puct"
+    """Self-play's root search: puct (AlphaGo Zero, Dirichlet noise) or gumbel (Gumbel sequential halving)."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
             raise ValueError(f"gate {self.gate!r} is not one of {', '.join(GATES)}")
         if self.generations < 1 or self.games < 1 or self.sims < 1 or self.gate_games < 2:
             raise ValueError("generations, games and sims must be >= 1, gate_games >= 2")
+        root_search(self.search)  # a ValueError names the searches there are
 
     @property
     def model_name(self) -> str:
@@ -205,11 +209,13 @@ def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...]
 
 
 def loop_record(settings: LoopSettings) -> dict[str, Any]:
-    """The settings as loop.json records them (aux_heads only when on: loops recorded before it
-    existed resume unchanged)."""
+    """The settings as loop.json records them (aux_heads only when on, search only when not puct:
+    loops recorded before they existed resume unchanged)."""
     record = dataclasses.asdict(settings)
     if not settings.aux_heads:
         del record["aux_heads"]
+    if settings.search == "puct":
+        del record["search"]
     return record
 
 

@@ -272,3 +272,14 @@ class GumbelSearch(BatchedSearch):
 def search_factory(gumbel: GumbelConfig | None) -> Callable[..., BatchedSearch]:
     """What `mcts.play_games` builds its search with: PUCT (None) or this Gumbel root search."""
     return BatchedSearch if gumbel is None else functools.partial(GumbelSearch, gumbel=gumbel)
+
+
+ROOT_SEARCHES = ("puct", "gumbel")
+"""Names of the root searches self-play can use (`root_search`)."""
+
+
+def root_search(name: str) -> GumbelConfig | None:
+    """The Gumbel settings a root search name stands for: None for PUCT, the paper's for gumbel."""
+    if name not in ROOT_SEARCHES:
+        raise ValueError(f"search {name!r} is not one of {', '.join(ROOT_SEARCHES)}")
+    return GumbelConfig() if name == "gumbel" else None
