@@ -24,6 +24,10 @@ sigma(q) = (c_visit + max_b N(b)) * c_scale * q, with q the completed Q min-max 
 over the node's searched moves (mctx's `qtransform_completed_by_mix_value`): values here lie in
 [-1, 1] and the paper's c_visit = 50, c_scale = 1 assume [0, 1].
 
+The `MCTSConfig` given decides the budget, virtual loss, leaves per game, sensible moves and
+resignation; its `noise` switches the Gumbel noise on (self-play), and its Dirichlet and
+temperature settings are unused: sampling g is this search's exploration.
+
 Each search starts from fresh statistics at the root (the root keeps its network evaluation when
 the tree is reused, its children's subtrees go): the halving schedule counts visits from zero.
 A search's `simulations` are all leaf evaluations below the root; evaluating a new root is extra.
