@@ -42,6 +42,7 @@ def loop(
                                               "measured)")] = False,
     forced_playouts: Annotated[bool, typer.Option(help="KataGo's forced playouts and policy target pruning "
                                                   "in self-play (off until measured)")] = False,
+    search: Annotated[str, typer.Option(help="self-play root search: puct or gumbel (sequential halving)")] = "puct",
     name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
@@ -58,7 +59,7 @@ def loop(
                                 sims=sims, preset=preset, gate=gate, gate_games=gate_games,
                                 window_generations=window_generations, ladder_opponents=ladder_opponents,
                                 ladder_games=ladder_games, aux_heads=aux_heads, playout_cap=playout_cap,
-                                forced_playouts=forced_playouts)
+                                forced_playouts=forced_playouts, search=search)
     except ValueError as error:
         raise fail(str(error)) from None
     summary = run_live(settings, data_dir, workers, dask_address, device)

@@ -68,7 +68,8 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
              games_per_task: int | None = None, seed: int = 0, size: int = 9, komi: float = 7.5,
              encoder: str = "agz17", max_moves: int | None = None,
              resign_threshold: float | None = -0.9, run: str = "", full_search_prob: float = 1.0,
-             fast_sims: int | None = None, forced_playouts: bool = False) -> GenerationSummary:
+             fast_sims: int | None = None, forced_playouts: bool = False,
+             search: str = "puct") -> GenerationSummary:
     """Play `games` self-play games of `model` into ``<data>/selfplay/gen=<generation>/`` (a loop
     `run`'s: ``<data>/loops/<run>/selfplay/gen=<generation>/``); the summary. With
     `full_search_prob` < 1 only that share of moves is searched with `sims` and makes rows, the
@@ -77,7 +78,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     selfplay_files.clean_partial(data, generation, run)  # before any task writes there
     settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
                                 resign_threshold=resign_threshold, run=run, full_search_prob=full_search_prob,
-                                fast_sims=fast_sims, forced_playouts=forced_playouts,
+                                fast_sims=fast_sims, forced_playouts=forced_playouts, search=search,
                                 local_model=local_model(model, data))  # workers: no MLflow import
     batches = plan_batches(games, games_per_task or default_games_per_task(games, None), seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")

@@ -31,6 +31,7 @@ from prefect.cache_policies import NO_CACHE
 
 from gocore.errors import GozeroError
 from gocore.rules import sgf
+from gocore.search.gumbel import root_search
 from gocore.search.mcts import SELFPLAY
 from gocore.search.selfplay import SelfPlayBatch, SelfPlayConfig, play
 from storage import selfplay as selfplay_files
@@ -64,6 +65,7 @@ class SelfPlaySettings:
     full_search_prob: float = 1.0  # playout cap: share of moves searched with `sims` and recorded as rows
     fast_sims: int | None = None  # playout cap: simulations of the other moves (None: sims // 4)
     forced_playouts: bool = False  # KataGo's forced playouts and pruned policy targets
+    search: str = "puct"  # root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct
 
     def recorded(self, games: int) -> dict[str, Any]:
         """What a batch's sidecar keeps of these settings (the search options only when on: older
@@ -73,6 +75,8 @@ class SelfPlaySettings:
             options.update(full_search_prob=self.full_search_prob, fast_sims=self.fast_sims)
         if self.forced_playouts:
             options["forced_playouts"] = True
+        if self.search != "puct":
+            options["search"] = self.search
         return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
                 "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold,
                 **options}
@@ -146,7 +150,7 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
                                   full_search_prob=settings.full_search_prob, fast_simulations=settings.fast_sims,
                                   forced_playouts=settings.forced_playouts)
         config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
-                                search=search)
+                                search=search, gumbel=root_search(settings.search))
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)
     return _write_batch(data, generation, seed, settings.recorded(games), batch, model_version,
                         time.perf_counter() - started, settings.run, config.encoder)

@@ -17,6 +17,7 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from gocore.nn.training import TrainConfig
+from gocore.search.gumbel import root_search
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
 from storage import checkpoints, registry, run_dirs, runs
 from tasks.train import DatasetFacts, selfplay_facts, train_and_register
@@ -76,6 +77,8 @@ class LoopSettings:
     """With playout_cap: a fast search's simulations as a share of `sims` (KataGo: 1/6 to 1/4)."""
     forced_playouts: bool = False
     """KataGo's forced playouts and policy target pruning at the root of self-play's full searches."""
+    search: str = "puct"
+    """Self-play's root search: puct (AlphaGo Zero, Dirichlet noise) or gumbel (Gumbel sequential halving)."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
@@ -84,6 +87,7 @@ class LoopSettings:
             raise ValueError("generations, games and sims must be >= 1, gate_games >= 2")
         if not (0 < self.full_search_prob <= 1 and 0 < self.fast_sims_fraction <= 1):
             raise ValueError("full_search_prob and fast_sims_fraction must be in (0, 1]")
+        root_search(self.search)  # a ValueError names the searches there are
 
     @property
     def model_name(self) -> str:
@@ -217,7 +221,7 @@ def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...]
 
 def loop_record(settings: LoopSettings) -> dict[str, Any]:
     """The settings as loop.json records them (aux_heads, the playout cap and forced playouts only
-    when on: loops recorded before they existed resume unchanged)."""
+    when on, search only when not puct: loops recorded before they existed resume unchanged)."""
     record = dataclasses.asdict(settings)
     if not settings.aux_heads:
         del record["aux_heads"]
@@ -226,6 +230,8 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
             del record[name]
     if not settings.forced_playouts:
         del record["forced_playouts"]
+    if settings.search == "puct":
+        del record["search"]
     return record
 
 

@@ -7,7 +7,8 @@ all games in lockstep), drawing each move's search as full or fast when `config.
 - `training_columns(games, ...)`: one row per position before each fully searched move (every
   move without the playout cap), as numpy columns named after `storage.schemas.SELFPLAY_SCHEMA`
   (planes bit-packed by the net's encoder, pi the root visit distribution, pruned with forced
-  playouts, z the result from the side to move's view, symmetry 0);
+  playouts, or with Gumbel root search its improved policy; z the result from the side to move's
+  view, symmetry 0);
 - `game_record(game, ...)`: the game as an `sgf.GameRecord` (Chinese rules, both players named
   after the model version, each move commented with the mover's root value);
 - `summarize(games)`: counts for reports (results split, resignations, false resignations, full
@@ -21,7 +22,7 @@ replay the same games.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ import numpy as np
 from gocore.nn import features, packed
 from gocore.rules import sgf
 from gocore.rules.board import Position, replay_moves, result_text
+from gocore.search.gumbel import GumbelConfig, search_factory
 from gocore.search.mcts import (
     RESIGN_STREAK,
     SELFPLAY,
@@ -59,6 +61,8 @@ class SelfPlayConfig:
     """Search settings (noise, temperature, resignation); AlphaGo Zero's SELFPLAY preset."""
     encoder: str = "agz17"
     """Feature encoder of the planes column: the net's own encoder."""
+    gumbel: GumbelConfig | None = None
+    """Gumbel root search (sequential halving, improved-policy targets) instead of PUCT; None = PUCT."""
 
 
 @dataclass
@@ -79,7 +83,8 @@ def game_id(generation: int, seed: int, index: int) -> str:
 def play(evaluator: Evaluator, config: SelfPlayConfig, games: int, *, generation: int, seed: int,
          model_version: str) -> SelfPlayBatch:
     """Play `games` games of self-play in lockstep and convert them to rows, records and counts."""
-    played = play_games(evaluator, config.search, games, size=config.size, komi=config.komi, seed=seed)
+    played = play_games(evaluator, config.search, games, size=config.size, komi=config.komi, seed=seed,
+                        new_search=search_factory(config.gumbel))
     ids = [game_id(generation, seed, index) for index in range(games)]
     columns = training_columns(played, ids, encoder=config.encoder, generation=generation,
                                model_version=model_version)
@@ -88,12 +93,14 @@ def play(evaluator: Evaluator, config: SelfPlayConfig, games: int, *, generation
 
 
 def play_games(evaluator: Evaluator, config: MCTSConfig, count: int, size: int = 9,
-               komi: float = 7.5, seed: int | None = None) -> list[SearchedGame]:
-    """`count` games of search against itself, all searched in lockstep (self-play); each move's
-    search is full with probability `config.full_search_prob`, else fast (`targets.is_full_search`)."""
+               komi: float = 7.5, seed: int | None = None,
+               new_search: Callable[..., BatchedSearch] = BatchedSearch) -> list[SearchedGame]:
+    """`count` games of search against itself, all searched in lockstep by `new_search` (PUCT, or
+    `gumbel.search_factory`'s); each move's search is full with probability
+    `config.full_search_prob`, else fast (`targets.is_full_search`)."""
     rng = np.random.default_rng(seed)
     start = Position.initial(size, komi)
-    search = BatchedSearch(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
+    search = new_search(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
     games = [SearchedGame(start, can_resign=rng.random() >= config.resign_disabled_fraction)
              for _ in range(count)]
     active = list(range(count))
