@@ -86,11 +86,9 @@ class Child:
 def serve(settings: ServeSettings, say: Callable[[str], None]) -> None:
     """Run everything until Ctrl-C or SIGTERM, then stop it all and say so in a final line.
     ServeError if another serve holds the data dir, a port is taken, or a child fails."""
-    data = settings.data
     with hold_data_dir(settings):
-        stores = mlflow_store.ui_stores(data)
+        stores = mlflow_store.ui_stores(settings.data)
         check_ports(settings, with_mlflow=stores is not None)
-        mlflow_store.client(data)  # create the store once here, not raced by the UI and a flow run
         children: list[Child] = []
         try:
             with interruptible():
@@ -147,11 +145,12 @@ def start_all(settings: ServeSettings, stores: tuple[str, str] | None, children:
                                                    "--port", str(settings.prefect_port)], env, PROJECT))
     if stores is not None:
         backend, artifacts = stores
+        mlflow_store.client(data)  # create the store once, while Prefect starts: never raced by the UI
         say(f"starting the MLflow UI ({backend}) ...")
         children.append(start(data, "mlflow", [
             mlflow, "server", "--host", HOST, "--port", str(settings.mlflow_port), "--workers", "1",
             "--backend-store-uri", backend, "--serve-artifacts", "--artifacts-destination", artifacts],
-            env | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, data))  # job workers: ~2 GB more
+            env | {"MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}, data))  # STACK-NOTES: 2.6 GB -> 0.5 GB
     wait_for_http(f"{settings.prefect_api}/health", children)
     say(f"applying the deployments (work pool {WORK_POOL}) ...")
     apply_deployments(settings.prefect_api)
