@@ -6,6 +6,8 @@
     <data>/matches/<match-id>/       evaluation games and results
     <data>/checkpoints/<run-id>/     training checkpoints
     <data>/ratings/                  every game our players played, and the Elo ladder (storage.ratings)
+    <data>/prefect/                  `gozero serve`'s Prefect server: its PREFECT_HOME and prefect.db
+    <data>/serve/                    `gozero serve`'s lock and its children's logs
 
 `<data>` is the explicit argument, else ``GOZERO_DATA``, else the per-user data directory the
 platform expects (`default_data_dir`: ``~/.local/share/gozero`` on Linux): never the working
@@ -97,3 +99,23 @@ def model_cache_dir(data: Path, name: str, version: int, run_id: str) -> Path:
 def ratings_dir(data: Path) -> Path:
     """The table of every game our players played, and the ladder fitted from it."""
     return data / "ratings"
+
+
+def prefect_home(data: Path) -> Path:
+    """PREFECT_HOME of the Prefect server, worker and deploy steps `gozero serve` runs on `data`."""
+    return data / "prefect"
+
+
+def prefect_database(data: Path) -> Path:
+    """The SQLite database of `gozero serve`'s Prefect server."""
+    return prefect_home(data) / "prefect.db"
+
+
+def serve_lock(data: Path) -> Path:
+    """The lock one `gozero serve` per data dir holds while it runs (storage.locks)."""
+    return data / "serve" / "serve.lock"
+
+
+def serve_log(data: Path, child: str) -> Path:
+    """The output of one process `gozero serve` started (`child`: e.g. prefect-server, worker, mlflow)."""
+    return data / "serve" / f"{safe_name(child, 'log name')}.log"

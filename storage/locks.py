@@ -12,8 +12,9 @@ import json
 import os
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock, Timeout
 
@@ -25,8 +26,9 @@ class BusyError(GozeroError):
 
 
 @contextlib.contextmanager
-def exclusive(path: Path, what: str) -> Iterator[None]:
-    """Hold the lock file `path` while the block runs; BusyError at once if another run holds it."""
+def exclusive(path: Path, what: str, details: Mapping[str, Any] | None = None) -> Iterator[None]:
+    """Hold the lock file `path` while the block runs; BusyError at once if another run holds it.
+    `details` (JSON values) join the holder's note, for `holder` to show the refused run."""
     path.parent.mkdir(parents=True, exist_ok=True)
     note = path.with_name(path.name + ".holder")
     lock = FileLock(str(path), timeout=0)
@@ -36,11 +38,21 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
         raise BusyError(f"{what} is in use by another run ({_holder(note)}); wait for it to end or "
                         f"stop it, then run again") from None
     try:
-        note.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "since": time.time()}))
+        note.write_text(json.dumps({**(details or {}), "pid": os.getpid(), "host": socket.gethostname(),
+                                    "since": time.time()}))
         yield
     finally:
         note.unlink(missing_ok=True)
         lock.release()
+
+
+def holder(path: Path) -> dict[str, Any] | None:
+    """The note of whoever holds the lock file `path` (pid, host, since, details), None if unreadable."""
+    try:
+        note = json.loads(path.with_name(path.name + ".holder").read_text())
+    except (OSError, ValueError):
+        return None
+    return note if isinstance(note, dict) else None
 
 
 def _holder(note: Path) -> str:

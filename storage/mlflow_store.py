@@ -85,6 +85,15 @@ def artifact_root(uri: str, data: Path | None = None) -> str | None:
     return (data_dir(data) / "mlartifacts").as_uri()
 
 
+def ui_stores(data: Path | None = None) -> tuple[str, str] | None:
+    """What an MLflow UI serves for the store gozero uses on `data`: (backend store URI, artifacts
+    destination: the ``mlartifacts`` beside the SQLite file, where this module puts experiments'
+    artifacts); None if the tracking URI is not a SQLite file (a server: it has its own UI)."""
+    uri = tracking_uri(data)
+    root = artifact_root(uri, data)
+    return (uri, root) if _sqlite_path(uri) is not None and root is not None else None
+
+
 def client(data: Path | None = None) -> MlflowClient:
     """This process's MLflow client for the tracking URI; the store is created on first use."""
     uri = tracking_uri(data)
