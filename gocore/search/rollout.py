@@ -9,9 +9,11 @@ Speed comes from incremental updates (start reading at `_play`): every empty poi
 exp(logit without the distance term) for each colour in `weights_of`, and after a move only the
 points whose features can have changed are recomputed: the 3x3 around the stone and around
 captured stones, and the liberties of chains whose liberty count changed (unless it stayed at
-4 or more). The distance-to-previous-move term touches 20 points around the last stone; it is
-applied at sampling time as a second mixture component. Sampling is two linear scans over the
-empty points. Simple ko only, as for every rollout.
+4 or more). A point's weight is a product of precomputed exponentials (`exp_tables`: the raw
+pattern's, and the tactics-and-line pair's), so no exp() runs during a game. The
+distance-to-previous-move term touches 20 points around the last stone; it is applied at sampling
+time as a second mixture component. Sampling is one vectorised sum over the board and one scan
+over the empty points. Simple ko only, as for every rollout.
 """
 
 from __future__ import annotations
