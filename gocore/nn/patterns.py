@@ -55,6 +55,22 @@ WINDOW = np.array([(dr, dc, abs(dr) + abs(dc) + max(abs(dr), abs(dc)) - 1)
                    if 0 < abs(dr) + abs(dc) + max(abs(dr), abs(dc)) <= 5], dtype=np.int64)
 
 
+def _line_table(max_size: int = 19) -> np.ndarray:
+    """(W + 1, W * W) int64 for W = max_size + 2: LINE_TABLE[width, p] = the line id of padded point
+    p on a board of that padded width (a lookup: point_features' hot path has no division)."""
+    top = max_size + 2
+    table = np.zeros((top + 1, top * top), dtype=np.int64)
+    for width in range(3, top + 1):
+        n = width - 2
+        for p in range(width * width):
+            r, c = divmod(p, width)
+            table[width, p] = LINE0 + max(0, min(r - 1, c - 1, n - r, n - c, 3))
+    return table
+
+
+LINE_TABLE = _line_table()
+
+
 @lru_cache(maxsize=1)
 def canonical_table() -> tuple[np.ndarray, np.ndarray]:
     """(table (RAW_PATTERNS,) int32: raw pattern -> class id, representatives (NUM_PATTERNS,) int64:
@@ -194,9 +210,7 @@ def point_features(state, width, points, p, libcount, libs_of, mark, tick, out):
             white_diag += 1
         raw_b += code_b << (12 + 2 * k)
         raw_w += code_w << (12 + 2 * k)
-    r, c = divmod(p, width)
-    n = width - 2
-    line = LINE0 + min(min(r - 1, c - 1), min(n - r, n - c), 3)
+    line = LINE_TABLE[width, p]
     mask = 0
     if legal_b and not (sides_b and white_diag + edge < 2):
         after = 3 if empties >= 3 or big_b else _liberties_after(state, width, points, p, BLACK, libcount,

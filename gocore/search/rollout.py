@@ -9,9 +9,11 @@ Speed comes from incremental updates (start reading at `_play`): every empty poi
 exp(logit without the distance term) for each colour in `weights_of`, and after a move only the
 points whose features can have changed are recomputed: the 3x3 around the stone and around
 captured stones, and the liberties of chains whose liberty count changed (unless it stayed at
-4 or more). The distance-to-previous-move term touches 20 points around the last stone; it is
-applied at sampling time as a second mixture component. Sampling is two linear scans over the
-empty points. Simple ko only, as for every rollout.
+4 or more). A point's weight is a product of precomputed exponentials (`exp_tables`: the raw
+pattern's, and the tactics-and-line pair's), so no exp() runs during a game. The
+distance-to-previous-move term touches 20 points around the last stone; it is applied at sampling
+time as a second mixture component. Sampling is one vectorised sum over the board and one scan
+over the empty points. Simple ko only, as for every rollout.
 """
 
 from __future__ import annotations
@@ -22,7 +24,11 @@ from numba import njit
 from gocore.nn.patterns import (
     DISTANCE0,
     LIB_CAP,
+    LINE0,
     NUM_DISTANCES,
+    NUM_LINES,
+    NUM_TACTICS,
+    TACTICS0,
     WINDOW,
     canonical_table,
     collect_liberties,
@@ -45,19 +51,33 @@ from gocore.rules.kernels import (
 )
 
 MAX_LOGIT = 30.0  # weights are exp(logit): clipped so that no sum overflows or swamps the rest
+MIN_WEIGHT, MAX_WEIGHT = float(np.exp(-MAX_LOGIT)), float(np.exp(MAX_LOGIT))
+PATTERN_LOGIT_CAP = 80.0  # exp(+-80) fits float32; a pattern weight beyond it would be clipped at 30 anyway
+
+
+def exp_tables(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(exp of each raw pattern's weight (RAW_PATTERNS,) float32, exp of tactics + line + the far
+    distance (NUM_TACTICS, NUM_LINES) float64): a point's weight is one product, no exp() per move."""
+    raw = np.clip(weights[canonical_table()[0]], -PATTERN_LOGIT_CAP, PATTERN_LOGIT_CAP)
+    tactics = weights[TACTICS0:TACTICS0 + NUM_TACTICS, None]
+    lines = weights[None, LINE0:LINE0 + NUM_LINES]
+    return np.exp(raw).astype(np.float32), np.exp(tactics + lines + weights[DISTANCE0])
 
 
 @njit(cache=True, inline="always")
-def _refresh(state, width, points, p, libcount, libs_of, mark, tick, w_raw, w, weights_of, ids_of, ids):
-    """Recompute both colours' weight (and raw pattern and ids) of padded point p."""
+def _refresh(state, width, points, p, libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of, ids_of, ids,
+             record):
+    """Recompute both colours' weight of padded point p (and, if record, its raw pattern and ids)."""
     mask = point_features(state, width, points, p, libcount, libs_of, mark, tick, ids) if state[p] == EMPTY else 0
     for ci in range(2):
         weights_of[ci, p] = 0.0
-        ids_of[ci, p, 0] = -1
+        if record:
+            ids_of[ci, p, 0] = -1
         if mask & (ci + 1):
-            logit = w_raw[ids[ci, 0]] + w[ids[ci, 1]] + w[ids[ci, 2]] + w[DISTANCE0]
-            weights_of[ci, p] = np.exp(min(max(logit, -MAX_LOGIT), MAX_LOGIT))
-            ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[ci, 0], ids[ci, 1], ids[ci, 2]
+            weight = exp_raw[ids[ci, 0]] * exp_rest[ids[ci, 1] - TACTICS0, ids[ci, 2] - LINE0]
+            weights_of[ci, p] = min(max(weight, MIN_WEIGHT), MAX_WEIGHT)
+            if record:
+                ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[ci, 0], ids[ci, 1], ids[ci, 2]
 
 
 @njit(cache=True, inline="always")
@@ -83,8 +103,8 @@ def _recount(state, width, points, h, old, libcount, libs_of, mark, tick, buf, d
 
 
 @njit(cache=True)
-def _update_after(state, width, points, p, joined, freed, n_freed, libcount, libs_of, mark, tick, buf, w_raw, w,
-                  weights_of, ids_of, ids, dirty, mark_dirty, stamp):
+def _update_after(state, width, points, p, joined, freed, n_freed, libcount, libs_of, mark, tick, buf, exp_raw,
+                  exp_rest, weights_of, ids_of, ids, record, dirty, mark_dirty, stamp):
     """After a stone at p captured freed[:n_freed]: fix chain liberty counts, then refresh the
     points whose features may have changed. joined: the smallest liberty count, before the move,
     of the own chains the stone joined (LIB_CAP if none: its liberties are its neighbours)."""
@@ -93,9 +113,11 @@ def _update_after(state, width, points, p, joined, freed, n_freed, libcount, lib
     own_head = state[head + p]
     n_dirty = _recount(state, width, points, own_head, joined, libcount, libs_of, mark, tick, buf, dirty, 0,
                        mark_dirty, stamp)
+    done0 = done1 = done2 = -1  # an opponent chain may touch p on up to 4 sides: recount it once
     for q in (p - width, p + 1, p + width, p - 1):
-        if state[q] == 3 - color:
-            h = state[head + q]
+        h = state[head + q]
+        if state[q] == 3 - color and h != done0 and h != done1 and h != done2:
+            done0, done1, done2 = h, done0, done1
             n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
                                mark_dirty, stamp)
     for q in (p - width - 1, p - width, p - width + 1, p - 1, p + 1, p + width - 1, p + width, p + width + 1):
@@ -111,9 +133,21 @@ def _update_after(state, width, points, p, joined, freed, n_freed, libcount, lib
                 n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
                                    mark_dirty, stamp)
     weights_of[0, p] = weights_of[1, p] = 0.0
-    ids_of[0, p, 0] = ids_of[1, p, 0] = -1
+    if record:
+        ids_of[0, p, 0] = ids_of[1, p, 0] = -1
     for j in range(n_dirty):
-        _refresh(state, width, points, dirty[j], libcount, libs_of, mark, tick, w_raw, w, weights_of, ids_of, ids)
+        _refresh(state, width, points, dirty[j], libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of, ids_of,
+                 ids, record)
+
+
+@njit(cache=True, fastmath=True)
+def _total(weights):
+    """Sum of one colour's weights over every padded point (0 wherever it may not play): one
+    contiguous, vectorised pass instead of a walk over the empty points."""
+    total = 0.0
+    for p in range(weights.shape[0]):
+        total += weights[p]
+    return total
 
 
 @njit(cache=True)
@@ -141,7 +175,7 @@ def _window_table(n):
 
 
 @njit(cache=True)
-def _setup(state0, n, w_raw, w):
+def _setup(state0, n, exp_raw, exp_rest):
     """(libcount, libs_of, weights_of, ids_of) of the start position, computed once per call."""
     width = n + 2
     points = width * width
@@ -155,17 +189,18 @@ def _setup(state0, n, w_raw, w):
     ids_of = np.full((2, points, 3), -1, dtype=np.int64)
     ids = np.empty((2, 3), dtype=np.int64)
     for m in range(n * n):
-        _refresh(state0, width, points, to_padded(m, n), libcount, libs_of, mark, tick, w_raw, w, weights_of,
-                 ids_of, ids)
+        _refresh(state0, width, points, to_padded(m, n), libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of,
+                 ids_of, ids, True)
     return libcount, libs_of, weights_of, ids_of
 
 
 @njit(cache=True)
-def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w, trace_moves, trace_weights,
-                    trace_ids):
-    """Play `count` games from state0 by the rollout policy with weights w; their area scores.
+def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, exp_rest, boost, trace_moves,
+                    trace_weights, trace_ids):
+    """Play `count` games from state0 by the rollout policy; their area scores.
 
-    w_raw: the pattern weights by raw pattern (w[canonical_table()[0]], float32: one lookup).
+    exp_raw, exp_rest: the weights as `exp_tables` gives them; boost (NUM_DISTANCES - 1,): the
+    factors exp(w[distance d] - w[far]) of the distance buckets 1..4.
 
     last0: padded point of the previous stone (-1: none). With trace_moves of length > 0 (tests),
     the first game records each move (unpadded, N*N = pass; -1 after the end), the mover's
@@ -175,9 +210,12 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w,
     width = n + 2
     points = width * width
     hdr = 5 * points
-    libcount0, libs_of0, weights0, ids0 = _setup(state0, n, w_raw, w)
+    libcount0, libs_of0, weights0, ids0 = _setup(state0, n, exp_raw, exp_rest)
     near = _window_table(n)
-    boost = np.exp(w[DISTANCE0 + 1:DISTANCE0 + NUM_DISTANCES] - w[DISTANCE0])  # (4,) factors of buckets 1..4
+    record = trace_moves.shape[0] > 0
+    gain = np.empty(WINDOW.shape[0])  # a window point's weight times this is its extra weight
+    for j in range(WINDOW.shape[0]):
+        gain[j] = boost[WINDOW[j, 2] - 1] - 1.0
     scores = np.empty(count, dtype=np.int64)
     state, libcount, libs_of = np.empty_like(state0), np.empty_like(libcount0), np.empty_like(libs_of0)
     weights_of, ids_of = np.empty_like(weights0), np.empty_like(ids0)
@@ -193,7 +231,8 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w,
         libcount[:] = libcount0
         libs_of[:] = libs_of0
         weights_of[:] = weights0
-        ids_of[:] = ids0
+        if record:
+            ids_of[:] = ids0
         k = 0
         for p in range(points):
             if state[p] == EMPTY:
@@ -207,14 +246,15 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w,
             ko_weight = 0.0
             if ko >= 0:  # the ko point is no candidate this move: take it out of the sums
                 ko_weight, weights_of[ci, ko] = weights_of[ci, ko], 0.0
-            base = 0.0
-            for i in range(k):
-                base += weights_of[ci, empties[i]]
+            base = _total(weights_of[ci])
             total = base
-            for j in range(WINDOW.shape[0]):
-                q = near[last, j] if last >= 0 else -1
-                extra[j] = weights_of[ci, q] * (boost[WINDOW[j, 2] - 1] - 1.0) if q >= 0 else 0.0
-                total += extra[j]
+            extra[:] = 0.0
+            if last >= 0:
+                for j in range(WINDOW.shape[0]):
+                    q = near[last, j]
+                    if q >= 0:
+                        extra[j] = weights_of[ci, q] * gain[j]
+                        total += extra[j]
             if g == 0 and moves < trace_moves.shape[0]:
                 trace_weights[moves] = weights_of[ci]
                 for j in range(WINDOW.shape[0]):
@@ -260,8 +300,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, w_raw, w,
                     k += 1
                 stamp += 1
                 _update_after(state, width, points, chosen, joined, freed, n_freed, libcount, libs_of, mark, tick, buf,
-                              w_raw, w,
-                              weights_of, ids_of, ids, dirty, mark_dirty, stamp)
+                              exp_raw, exp_rest, weights_of, ids_of, ids, record, dirty, mark_dirty, stamp)
                 passes = 0
                 last = chosen
             color = 3 - color
@@ -276,7 +315,8 @@ class PatternRollouts:
 
     def __init__(self, weights: np.ndarray):
         self.weights = np.ascontiguousarray(weights, dtype=np.float64)
-        self.raw_weights = self.weights[canonical_table()[0]].astype(np.float32)  # 4 MB, one lookup per pattern
+        self.exp_raw, self.exp_rest = exp_tables(self.weights)  # exp_raw: 4 MB, one lookup per pattern
+        self.boost = np.exp(self.weights[DISTANCE0 + 1:DISTANCE0 + NUM_DISTANCES] - self.weights[DISTANCE0])
 
     def scores(self, start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:
         """Tromp-Taylor scores (black - white - komi), float64 (count,), of `count` rollouts."""
@@ -293,6 +333,6 @@ class PatternRollouts:
         points = (size + 2) ** 2
         moves, weights = np.empty(record, np.int64), np.zeros((record, points))
         ids = np.zeros((record, 2, points, 3), np.int64)
-        scores = policy_playouts(start._state, size, last_p, count, cap, seed, zobrist_table(size), self.raw_weights,
-                                 self.weights, moves, weights, ids)
+        scores = policy_playouts(start._state, size, last_p, count, cap, seed, zobrist_table(size), self.exp_raw,
+                                 self.exp_rest, self.boost, moves, weights, ids)
         return scores.astype(np.float64) - start.komi, moves, weights, ids
