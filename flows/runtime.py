@@ -89,7 +89,7 @@ def dask_scheduler(address: str, timeout: float = 5.0) -> str:
     try:
         with concurrent.futures.ThreadPoolExecutor(1) as thread:  # its own event loop, even inside a flow's
             kind = thread.submit(asyncio.run, _identity(normalized, timeout)).result().get("type")
-    except (OSError, asyncio.TimeoutError) as error:
+    except (TimeoutError, OSError) as error:
         raise DaskSchedulerError(f"no Dask scheduler at {normalized}: the port answers but not as Dask does "
                                  f"({type(error).__name__} within {timeout:g} s)") from None
     if kind != "Scheduler":
