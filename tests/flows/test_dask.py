@@ -63,8 +63,8 @@ def test_a_zero_loop_generation_runs_its_games_on_the_cluster(prefect_harness, c
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the data dir's own store, as a user has
     data = tmp_path / "data"
-    settings = LoopSettings(loop="dask-5x5", size=5, generations=1, games=4, sims=4, gate="fixed", gate_games=4,
-                            min_window=100, batch_size=16, ladder_opponents=0)
+    settings = LoopSettings(loop="dask-5x5", size=5, generations=1, games=4, sims=2, gate="fixed", gate_games=4,
+                            min_window=100, batch_size=16, replay=0.5, ladder_opponents=0)
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = client.run(os.getpid)  # worker address -> its process id
         with get_task_stream(client=client) as stream:
