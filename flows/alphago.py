@@ -216,5 +216,6 @@ def run_alphago(settings: AlphaGoSettings, stages: tuple[str, ...] = STAGES, dat
                 workers: int | None = None, dask_address: str | None = None, device: str = "auto") -> AlphaGoSummary:
     """Run the flow under one Prefect API, value batches and matches on a process pool of `workers`
     (default: cores) or a Dask cluster."""
+    runner = task_runner(workers, dask_address)  # a bad Dask address fails now, before any server starts
     with prefect_api():
-        return alphago.with_options(task_runner=task_runner(workers, dask_address))(settings, stages, data_dir, device)
+        return alphago.with_options(task_runner=runner)(settings, stages, data_dir, device)

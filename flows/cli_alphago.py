@@ -49,6 +49,8 @@ def alphago(
     dataset: Annotated[str | None, typer.Option(help="dataset name (default: expert-<N>x<N>)")] = None,
     name: Annotated[str | None, typer.Option(help="pipeline name (default alphago-<N>x<N>)")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="processes for value data and matches (default: cores)")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="run the ingest's encoding, the value data games and "
+                                                     "the evaluation matches on this Dask scheduler")] = None,
     device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
@@ -60,6 +62,10 @@ def alphago(
 
     with user_errors():
         chosen = parse_stages(stages)
+        if dask_address:  # a bad address fails now, before any server starts
+            from flows.runtime import dask_scheduler
+
+            dask_address = dask_scheduler(dask_address)
     settings = _settings(preset, size, dataset or f"expert-{size}x{size}", name or f"alphago-{size}x{size}",
                          {"sl_steps": sl_steps, "rollout_steps": rollout_steps, "value_steps": value_steps,
                           "value_heldout_games": value_heldout_games, "check_games": check_games,
@@ -73,8 +79,8 @@ def alphago(
 
     with prefect_api():
         if source:
-            _ingest(source, settings, data, workers)
-        summary = _run_live(settings, chosen, data, workers, device)
+            _ingest(source, settings, data, workers, dask_address)
+        summary = _run_live(settings, chosen, data, workers, dask_address, device)
     if summary.table is not None:
         from tasks.alphago_eval import table_markdown
 
@@ -104,7 +110,8 @@ def _settings(preset: str, size: int, dataset: str, name: str, changes: dict) ->
         raise fail(str(error)) from None
 
 
-def _ingest(source: list[str], settings: AlphaGoSettings, data: Path, workers: int | None) -> None:
+def _ingest(source: list[str], settings: AlphaGoSettings, data: Path, workers: int | None,
+            dask_address: str | None) -> None:
     """Ingest the expert games into the dataset unless it is already complete."""
     from flows.ingest import run_ingest
     from gocore.nn.encode import EncodeOptions
@@ -119,11 +126,12 @@ def _ingest(source: list[str], settings: AlphaGoSettings, data: Path, workers: i
         pass
     console.print(f"ingesting {', '.join(source)} into dataset {settings.dataset}")
     with user_errors():
-        run_ingest(source, settings.dataset, str(data), EncodeOptions(size=settings.size), workers=workers)
+        run_ingest(source, settings.dataset, str(data), EncodeOptions(size=settings.size), workers=workers,
+                   dask_address=dask_address)
 
 
 def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, workers: int | None,
-              device: str):
+              dask_address: str | None, device: str):
     """The flow, with the table of stages redrawn from the records on disk."""
     from flows.alphago import run_alphago
 
@@ -139,7 +147,7 @@ def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, wo
         thread.start()
         try:
             with user_errors():
-                return run_alphago(settings, stages, str(data), workers, None, device)
+                return run_alphago(settings, stages, str(data), workers, dask_address, device)
         finally:
             stop.set()
             thread.join()

@@ -29,6 +29,7 @@ def ladder(
     opponents: Annotated[int, typer.Option(min=1, help="opponents the player meets")] = 3,
     sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
     workers: Annotated[int | None, typer.Option(min=1, help="game processes with --play (default: cores)")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="with --play, run the games on this Dask scheduler")] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --play)")] = False,
 ) -> None:
     """Print the Elo ladder (random = 0) of every player with games on this board size."""
@@ -41,7 +42,8 @@ def ladder(
         if play:
             from flows.ladder import run_ladder
 
-            result = run_ladder(size, str(data), workers=workers, games_per_opponent=games_per_opponent,
+            result = run_ladder(size, str(data), workers=workers, dask_address=dask_address,
+                                games_per_opponent=games_per_opponent,
                                 opponents=opponents, sims=sims, player=player)
         else:
             result = Ladder(size, ladder_rows(data, size))

@@ -69,9 +69,13 @@ def loop(
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
              device: str) -> LoopSummary:
     """The loop flow, with its table of generations redrawn from the records on disk."""
+    from flows.runtime import dask_scheduler
     from flows.zero_loop import generation_rows, run_zero_loop
     from storage import layout, loops
 
+    if dask_address:  # a bad address fails now, in one line, before the table and any server
+        with user_errors():
+            dask_address = dask_scheduler(dask_address)
     data = layout.data_dir(data_dir)
     console.print(f"loop [bold]{settings.loop}[/]: {settings.generations} generations x {settings.games} games, "
                   f"{settings.sims} sims, {settings.preset} net, gate {settings.gate} -> {data}", soft_wrap=True)

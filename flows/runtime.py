@@ -8,14 +8,25 @@ process through the environment; with ``PREFECT_API_URL`` set it does nothing.
 
 from __future__ import annotations
 
+import asyncio
+import concurrent.futures
 import contextlib
 import os
 import re
+import socket
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ProcessPoolTaskRunner
+
+from gocore.errors import GozeroError
+
+DASK_PORT = 8786  # `dask scheduler`'s default port
+
+
+class DaskSchedulerError(GozeroError):
+    """A `--dask-address` where no Dask scheduler answers."""
 
 
 @contextlib.contextmanager
@@ -49,8 +60,68 @@ def task_runner(workers: int | None = None, dask_address: str | None = None):
     if dask_address:
         from prefect_dask import DaskTaskRunner
 
-        return DaskTaskRunner(address=dask_address)
+        return DaskTaskRunner(address=dask_scheduler(dask_address))
     return StoppingProcessPool(max_workers=workers or os.cpu_count() or 1)
+
+
+def dask_scheduler(address: str, timeout: float = 5.0) -> str:
+    """`address` as Dask spells it (``tcp://host:port``; the port defaults to 8786) once a Dask
+    scheduler has answered there within `timeout` seconds; else DaskSchedulerError saying why.
+
+    Checked before a flow starts: Dask's own client retries a dead address for 30 s and then says
+    only "timed out", and waits forever on a port where something else listens."""
+    from distributed.comm.addressing import parse_address, parse_host_port, unparse_address
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address.strip())
+        get_backend(scheme)  # ValueError naming the schemes Dask knows
+        if scheme in ("tcp", "tls"):
+            host, port = parse_host_port(location, default_port=DASK_PORT)
+            if not host:
+                raise ValueError("no host")
+            location = f"{host}:{port}"
+    except ValueError as error:
+        raise DaskSchedulerError(f"{address!r} is not a Dask scheduler address like tcp://HOST:8786 ({error})") from None
+    normalized = unparse_address(scheme, location)
+    if scheme in ("tcp", "tls"):
+        _reach(host, port, timeout, normalized)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(1) as thread:  # its own event loop, even inside a flow's
+            kind = thread.submit(asyncio.run, _identity(normalized, timeout)).result().get("type")
+    except (TimeoutError, OSError) as error:
+        raise DaskSchedulerError(f"no Dask scheduler at {normalized}: the port answers but not as Dask does "
+                                 f"({type(error).__name__} within {timeout:g} s)") from None
+    if kind != "Scheduler":
+        raise DaskSchedulerError(f"{normalized} is a Dask {kind or 'server'}, not the scheduler: give the address "
+                                 "`dask scheduler` printed (its workers connect to it too)")
+    return normalized
+
+
+def _reach(host: str, port: int, timeout: float, address: str) -> None:
+    """A TCP connection to host:port, or DaskSchedulerError with the reason (refused, unknown host...)."""
+    try:
+        socket.create_connection((host, port), timeout=timeout).close()
+    except socket.gaierror:
+        raise DaskSchedulerError(f"no Dask scheduler at {address}: unknown host {host!r}") from None
+    except TimeoutError:
+        raise DaskSchedulerError(f"no Dask scheduler at {address}: no answer in {timeout:g} s") from None
+    except ConnectionRefusedError:
+        raise DaskSchedulerError(f"no Dask scheduler at {address}: connection refused") from None
+    except OSError as error:
+        raise DaskSchedulerError(f"no Dask scheduler at {address}: {error.strerror or error}") from None
+
+
+async def _identity(address: str, timeout: float) -> dict[str, Any]:
+    """What the Dask server at `address` says it is (its ``identity`` message)."""
+    from distributed.comm import connect
+
+    comm = await asyncio.wait_for(connect(address, timeout=timeout), timeout)
+    try:
+        await asyncio.wait_for(comm.write({"op": "identity"}), timeout)
+        return await asyncio.wait_for(comm.read(), timeout)
+    finally:
+        comm.abort()
 
 
 def results_as_completed(futures: Iterable[Any]) -> Iterator[Any]:

@@ -29,7 +29,7 @@ from prefect.artifacts import create_table_artifact
 
 from flows.evaluate import evaluate
 from flows.ladder import ladder
-from flows.runtime import artifact_key, prefect_api, task_runner
+from flows.runtime import artifact_key, dask_scheduler, prefect_api, task_runner
 from flows.selfplay import default_games_per_task, selfplay
 from gocore.play.ratings import SprtConfig
 from storage import layout, loops
@@ -236,6 +236,8 @@ def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
 
 def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,
                   dask_address: str | None = None, device: str = "auto") -> LoopSummary:
-    """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set)."""
+    """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set), its
+    mapped tasks on a process pool of `workers` or the Dask scheduler at `dask_address`."""
+    dask_address = dask_scheduler(dask_address) if dask_address else None  # a bad address fails now
     with prefect_api():
         return zero_loop(settings, data_dir, workers, dask_address, device)

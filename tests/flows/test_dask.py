@@ -1,7 +1,10 @@
-"""`--dask-address`: the ingest and self-play flows run their tasks on a real (local) Dask cluster."""
+"""`--dask-address`: ingest, self-play and one zero-loop generation run their tasks on a real
+(local) Dask cluster of two worker processes; a bad address fails at once with one clear line."""
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -14,9 +17,15 @@ from storage import datasets
 
 @pytest.fixture(scope="module")
 def cluster():
+    """Two worker processes that know no data dir and no MLflow store of their own: like workers on
+    another machine, they have only the paths the flow gives them."""
     from distributed import LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as local:
+    with pytest.MonkeyPatch.context() as monkeypatch:  # the workers inherit the env they start with
+        monkeypatch.delenv("GOZERO_DATA", raising=False)
+        monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+        local = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    with local:
         yield local
 
 
@@ -42,3 +51,61 @@ def test_ingest_and_selfplay_run_on_a_dask_cluster(prefect_harness, cluster, tmp
                            dask_address=cluster.scheduler_address, games_per_task=2)
     assert summary.counts.games == 4
     assert len(list((data / "selfplay" / "gen=0").glob("shard-*.parquet"))) == 2
+
+
+def test_a_zero_loop_generation_runs_its_games_on_the_cluster(prefect_harness, cluster, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch):
+    from distributed import Client, get_task_stream
+
+    from flows.zero_loop import run_zero_loop
+    from storage import loops, registry
+    from tasks.zero import LoopSettings
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the data dir's own store, as a user has
+    data = tmp_path / "data"
+    settings = LoopSettings(loop="dask-5x5", size=5, generations=1, games=4, sims=2, gate="fixed", gate_games=4,
+                            min_window=100, batch_size=16, replay=0.5, ladder_opponents=0)
+    with Client(cluster.scheduler_address, set_as_default=False) as client:
+        pids = client.run(os.getpid)  # worker address -> its process id
+        with get_task_stream(client=client) as stream:
+            run_zero_loop(settings, str(data), dask_address=cluster.scheduler_address, device="cpu")
+    ran = {}  # task name -> the worker processes that ran it
+    for record in stream.data:
+        ran.setdefault(record["key"].rsplit("-", 1)[0], set()).add(pids[record["worker"]])
+    assert ran.keys() >= {"selfplay_games", "play_games"}, ran
+    assert all(os.getpid() not in workers and workers <= set(pids.values()) for workers in ran.values())
+
+    gate = loops.read_step(data, "dask-5x5", 1, "gate")
+    assert gate["rule"] != "off" and gate["games"] == 4  # gated: every game played, on the cluster
+    promoted = loops.read_step(data, "dask-5x5", 1, "promote")
+    assert promoted["promoted"] == gate["passed"]
+    versions = registry.list_versions("gozero-5x5", data)
+    assert [v.version for v in versions] == [1, 2]  # generation 0 and the candidate, each registered once
+    champion = 2 if gate["passed"] else 1
+    assert [v.version for v in versions if "champion" in v.aliases] == [champion]
+    assert [v.version for v in versions if "promotion_reason" in v.tags] == sorted({1, champion})
+
+
+@pytest.mark.parametrize(("address", "reason"), [
+    ("tcp://127.0.0.1:1", "no Dask scheduler at tcp://127.0.0.1:1: connection refused"),
+    ("nosuch.invalid", "no Dask scheduler at tcp://nosuch.invalid:8786: unknown host 'nosuch.invalid'"),
+])
+def test_a_bad_dask_address_fails_before_the_flow_starts(address: str, reason: str, tmp_path: Path):
+    from flows.runtime import DaskSchedulerError
+    from flows.zero_loop import run_zero_loop
+    from tasks.zero import LoopSettings
+
+    started = time.perf_counter()
+    with pytest.raises(DaskSchedulerError) as error:
+        run_zero_loop(LoopSettings(size=5), str(tmp_path / "data"), dask_address=address)
+    assert str(error.value) == reason and time.perf_counter() - started < 5
+    assert not (tmp_path / "data").exists()  # nothing started, nothing written
+
+
+def test_a_worker_address_is_not_the_scheduler(cluster):
+    from flows.runtime import DaskSchedulerError, dask_scheduler
+
+    assert dask_scheduler(cluster.scheduler_address.removeprefix("tcp://")) == cluster.scheduler_address
+    worker = next(iter(cluster.scheduler_info["workers"]))
+    with pytest.raises(DaskSchedulerError, match="is a Dask Worker, not the scheduler"):
+        dask_scheduler(worker)
