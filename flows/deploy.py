@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 from gocore.errors import GozeroError
+from tasks.train import GPU_TAG
 
 PROJECT = Path(__file__).resolve().parents[1]
 WORK_POOL = "gozero-local"
-GPU_TAG = "gpu"
 GPU_SLOTS = 1
 
 
