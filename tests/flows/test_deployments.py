@@ -289,7 +289,7 @@ def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates
                           data=data)
     try:
         run_id = server.api("run", "zero-loop/zero-9x9", json.dumps(
-            {"settings": TINY_LOOP, "more_generations": 1, "workers": 2, "device": "cpu"}))
+            {"settings": TINY_LOOP, "more_generations": 1, "workers": 1, "device": "cpu"}))
         server.wait_for(lambda: server.state(run_id)[0] in ("COMPLETED", "FAILED", "CRASHED"), 240, "the loop",
                         tmp_path)
         assert server.state(run_id)[0] == "COMPLETED"
@@ -310,3 +310,20 @@ def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates
         ("COMPLETED", "models:/gozero-5x5/2", 5)]  # generation 0's random net is not rated
     rated = {row["player"] for row in ratings.read_ladder(data, 5)}
     assert {"gozero-5x5/2", "random"} <= rated
+
+
+def test_a_scheduled_zero_loop_run_aims_more_generations_past_the_last_finished_one(tmp_path: Path) -> None:
+    """zero-9x9's `more_generations`: counted from the last generation with every step recorded; an
+    unfinished generation is the first of them (a retried run aims where it aimed before)."""
+    from flows.zero_loop import STEPS, generation_target
+    from storage import loops
+
+    assert generation_target(tmp_path, "sched", 2) == 2  # a new loop: generations 1 and 2
+    for generation in (1, 2):
+        for step in STEPS:
+            loops.record_step(tmp_path, "sched", generation, step, {})
+    loops.record_step(tmp_path, "sched", 3, "start", {})  # generation 3 crashed after its start
+    assert generation_target(tmp_path, "sched", 1) == 3
+    assert generation_target(tmp_path, "sched", 2) == 4
+    with pytest.raises(loops.LoopError, match="at least 1"):
+        generation_target(tmp_path, "sched", 0)
