@@ -6,7 +6,8 @@
         selfplay   the champion plays `games` games (subflow: mapped tasks, a pool or Dask)
         train      a candidate from the champion's weights on the window of recent self-play
         gate       candidate vs champion (subflow `evaluate`): SPRT, 55 %, or off
-        promote    move `champion` in MLflow if the gate passed, with the evidence as tags
+        promote    move `champion` in MLflow if the gate passed, with the evidence as tags; the
+                   event gozero.model.promoted says so (tasks.models.promote)
         calibrate  the next resign threshold from this generation's no-resign games
         ladder     a new champion's ladder games, then the Elo of every player (subflow `ladder`)
 

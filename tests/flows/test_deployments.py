@@ -168,7 +168,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory):
     """One Prefect server for the module's deployment tests (a start costs 10-20 s); every process
     started on it is stopped at the end."""
     server = PrefectServer(tmp_path_factory.mktemp("prefect-server"))
-    process = server.start("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(server.port),
+    server.start("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(server.port),
                            log=server.home / "server.log")
     try:
         server.run("prefect", "server", "status", "--wait", "--timeout", "120")
@@ -176,7 +176,6 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory):
     finally:
         for started in reversed(server.processes):
             stop_group(started)
-        assert process.poll() is not None
 
 
 RETRY_SETTINGS = {"loop": "zero-retry", "size": 5, "generations": 1, "games": 8, "sims": 8, "gate": "off",
