@@ -165,13 +165,17 @@ class PrefectServer:
 
 @pytest.fixture(scope="module")
 def prefect_server(tmp_path_factory: pytest.TempPathFactory):
-    """One Prefect server for the module's deployment tests (a start costs 10-20 s); every process
-    started on it is stopped at the end."""
+    """One Prefect server for the module's deployment tests (a start costs 10-20 s), with every
+    deployment applied (`flows.deploy.apply_deployments`: the gpu limit, the pool, `prefect deploy
+    --all`); every process started on it is stopped at the end."""
+    from flows.deploy import apply_deployments
+
     server = PrefectServer(tmp_path_factory.mktemp("prefect-server"))
     server.start("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(server.port),
                            log=server.home / "server.log")
     try:
         server.run("prefect", "server", "status", "--wait", "--timeout", "120")
+        apply_deployments(server.url)
         yield server
     finally:
         for started in reversed(server.processes):
@@ -209,9 +213,10 @@ async def main(command, *arguments):
         elif command == "limit":
             limit = await client.read_concurrency_limit_by_tag(arguments[0])
             print(limit.concurrency_limit)
-        elif command == "pause-automations":
+        elif command in ("pause-automations", "resume-automations"):
             for automation in await client.read_automations():
-                await client.pause_automation(automation.id)
+                change = client.pause_automation if command.startswith("pause") else client.resume_automation
+                await change(automation.id)
 
 asyncio.run(main(sys.argv[1], *sys.argv[2:]))
 """
@@ -228,8 +233,6 @@ def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resume
     from storage import selfplay as selfplay_files
 
     server, data = prefect_server, tmp_path / "data"
-    server.run("prefect", "work-pool", "create", "gozero-local", "--type", "process", "--overwrite")
-    server.run("prefect", "--no-prompt", "deploy", "--name", "zero-9x9")
     server.api("pause-automations")  # a promotion here must not start ladder runs on this test's worker
     worker = server.start("prefect", "worker", "start", "--pool", "gozero-local", log=tmp_path / "worker1.log",
                           data=data)
@@ -270,19 +273,19 @@ TINY_LADDER = {"games_per_opponent": 2, "opponents": 1, "sims": 4, "anchors": []
 
 def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates_it(
         prefect_server: PrefectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """apply_deployments (the gpu limit, the pool, `prefect deploy --all` of prefect.yaml with the
-    trigger); the zero-loop deployment runs one generation after generation 0 on a process worker;
-    its champion loads from the registry, and the promotion's event started a `ladder` run (the
-    trigger's templated parameters: the promoted version and its board size) that rated it."""
-    from flows.deploy import GPU_SLOTS, apply_deployments
+    """Every deployment applied (the fixture: apply_deployments, i.e. `prefect deploy --all` of
+    prefect.yaml with the trigger) and the gpu limit there; the zero-loop deployment runs one
+    generation after generation 0 on a process worker; its champion loads from the registry, and
+    the promotion's event started a `ladder` run (the trigger's templated parameters: the promoted
+    version and its board size) that rated it."""
+    from flows.deploy import GPU_SLOTS
     from storage import ratings, registry
     from tasks.models import load_net
     from tasks.train import GPU_TAG
 
     server, data = prefect_server, tmp_path / "data"
-    monkeypatch.setenv("PREFECT_HOME", server.base["PREFECT_HOME"])
-    apply_deployments(server.url)
     assert int(server.api("limit", GPU_TAG)) == GPU_SLOTS == 1
+    server.api("resume-automations")  # in case the kill-and-Retry test paused the trigger
     server.api("edit", "ladder/rate-champion", json.dumps(TINY_LADDER))  # as a user would in the UI
     worker = server.start("prefect", "worker", "start", "--pool", "gozero-local", log=tmp_path / "worker.log",
                           data=data)
