@@ -26,8 +26,10 @@ from typing import Any
 from prefect import flow, unmapped
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 
+from flows.ingest import ingest
 from flows.runtime import artifact_key, prefect_api, results_as_completed, task_runner
 from gocore.errors import GozeroError
+from gocore.nn.encode import EncodeOptions
 from storage import datasets, layout, loops
 from tasks.alphago import (
     RESUMABLE,
@@ -79,10 +81,21 @@ def parse_stages(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 @flow(name="alphago", log_prints=True)
 def alphago(settings: AlphaGoSettings = AlphaGoSettings(), stages: tuple[str, ...] = STAGES,
-            data_dir: str | None = None, device: str = "auto") -> AlphaGoSummary:
-    """Run the asked stages of pipeline `settings.name` that have no record yet."""
+            data_dir: str | None = None, device: str = "auto", sources: list[str] | None = None) -> AlphaGoSummary:
+    """Run the asked stages of pipeline `settings.name` that have no record yet.
+
+    Args:
+        settings: What the pipeline is (a rerun must keep it) and its expert dataset.
+        stages: Stages to run, in pipeline order: sl, rollout, rl, value, eval.
+        data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) of the datasets and registry.
+        device: Training device: auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i> or mps.
+        sources: Expert games to ingest into settings.dataset first if it is not there yet (anything
+            ingest takes: gnugo-9x9:level=1,games=1500 has GNU Go play itself, offline).
+    """
     data = layout.data_dir(data_dir)
     stages = parse_stages(stages)
+    if sources and not _has_dataset(settings, data):
+        ingest(list(sources), settings.dataset, str(data), EncodeOptions(size=settings.size))
     with loops.lock(data, settings.name):
         loops.claim(data, settings.name, asdict(settings), RESUMABLE)
         for stage in stages:
@@ -116,6 +129,14 @@ def _model(settings: AlphaGoSettings, data: Path, stage: str) -> ModelRef:
     """The model a finished stage registered (its record's)."""
     record = loops.read_step(data, settings.name, STAGE, stage)
     return ModelRef(**record["model"])
+
+
+def _has_dataset(settings: AlphaGoSettings, data: Path) -> bool:
+    try:
+        _need_dataset(settings, data)
+    except AlphaGoError:
+        return False
+    return True
 
 
 def _need_dataset(settings: AlphaGoSettings, data: Path) -> None:

@@ -92,9 +92,10 @@ def promote(
 ) -> None:
     """Move the alias `champion` to VERSION, recording the reason, evidence and previous champion."""
     from storage import registry
+    from tasks.models import promote as promote_version
 
-    try:
-        previous = registry.promote(name, version, reason, _evidence(evidence or []), data_dir)
+    try:  # with PREFECT_API_URL set, the promotion event triggers the ladder deployment
+        previous = promote_version(name, version, reason, _evidence(evidence or []), data_dir)
     except registry.RegistryError as error:
         raise fail(str(error)) from None
     if previous == version:

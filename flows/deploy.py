@@ -17,10 +17,10 @@ import sys
 from pathlib import Path
 
 from gocore.errors import GozeroError
+from tasks.train import GPU_TAG
 
 PROJECT = Path(__file__).resolve().parents[1]
 WORK_POOL = "gozero-local"
-GPU_TAG = "gpu"
 GPU_SLOTS = 1
 
 
@@ -42,7 +42,7 @@ def prefect(api_url: str, *arguments: str, check: bool = True) -> subprocess.Com
 def apply_deployments(api_url: str) -> None:
     """Create the gpu concurrency limit and the work pool if missing, then deploy every deployment."""
     prefect(api_url, "concurrency-limit", "create", GPU_TAG, str(GPU_SLOTS))  # upsert by tag
-    pools = prefect(api_url, "work-pool", "ls").stdout
-    if WORK_POOL not in pools:
+    # `work-pool ls` truncates long names to the terminal's width: ask for the pool by name instead
+    if prefect(api_url, "work-pool", "inspect", WORK_POOL, check=False).returncode != 0:
         prefect(api_url, "work-pool", "create", WORK_POOL, "--type", "process")
     prefect(api_url, "--no-prompt", "deploy", "--all")

@@ -25,7 +25,16 @@ from tasks.gnugo_games import gnugo_game_files, gnugo_source_of, plan_gnugo_game
 @flow(name="ingest", log_prints=True, task_runner=StoppingProcessPool())
 def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
            options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> datasets.DatasetSummary:
-    """Download `sources`, encode every game to ``<data>/datasets/<dataset>/``; returns the summary."""
+    """Download `sources`, encode every game to ``<data>/datasets/<dataset>/``; returns the summary.
+
+    Args:
+        sources: URLs, file:// URLs, local paths, data:inbox (<data>/inbox), catalog names like
+            cgos-9x9:last-12-months, or GNU Go self-play like gnugo-9x9:level=1,games=100.
+        dataset: The dataset's name: its directory under <data>/datasets/.
+        data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data).
+        options: How games are encoded: encoder, augmentation, board size and filters.
+        target_rows: Rows per shard (default: the encoder's).
+    """
     data = layout.data_dir(data_dir)
     dataset_dir = layout.dataset_dir(data, dataset)
     names = expand_sources(sources)

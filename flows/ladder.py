@@ -42,7 +42,21 @@ def ladder(size: int = 9, data_dir: str | None = None, games_per_opponent: int =
            sims: int = 100, anchors: Sequence[str] = DEFAULT_ANCHORS, player: str | None = None,
            komi: float = 7.5, games_per_task: int = 2, play: bool = True) -> Ladder:
     """Rate `player` (default: the champion) with `games_per_opponent` games against each of its
-    `opponents` most informative opponents (none if not `play`), refit and publish the ladder."""
+    `opponents` most informative opponents (none if not `play`), refit and publish the ladder.
+
+    Args:
+        size: Board size N: the ladder of gozero-<N>x<N>.
+        data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) with the ratings table and registry.
+        games_per_opponent: Games of each ladder match (colours alternate).
+        opponents: Opponents the player meets (a rerun counts the ones it met).
+        sims: Simulations per move of network players and a bare uct.
+        anchors: Fixed players besides random (GNU Go ones are skipped when it is not installed).
+        player: The player spec to rate (models:/NAME/VERSION, uct-N, gnugo-L, ...); default: the
+            champion of gozero-<N>x<N>.
+        komi: Komi of ladder games.
+        games_per_task: Games per mapped task.
+        play: Play the player's matches; off: only refit and publish the ladder.
+    """
     data = str(layout.data_dir(data_dir))
     settings = LadderSettings(size, games_per_opponent, opponents, sims, komi, tuple(anchors))
     rated = fit_ratings(data, size)

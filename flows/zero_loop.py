@@ -6,7 +6,8 @@
         selfplay   the champion plays `games` games (subflow: mapped tasks, a pool or Dask)
         train      a candidate from the champion's weights on the window of recent self-play
         gate       candidate vs champion (subflow `evaluate`): SPRT, 55 %, or off
-        promote    move `champion` in MLflow if the gate passed, with the evidence as tags
+        promote    move `champion` in MLflow if the gate passed, with the evidence as tags; the
+                   event gozero.model.promoted says so (tasks.models.promote)
         calibrate  the next resign threshold from this generation's no-resign games
         ladder     a new champion's ladder games, then the Elo of every player (subflow `ladder`)
 
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,9 +81,24 @@ class LoopSummary:
 
 @flow(name="zero-loop", log_prints=True)
 def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = None, workers: int | None = None,
-              dask_address: str | None = None, device: str = "auto") -> LoopSummary:
-    """Run the loop `settings.loop` up to `settings.generations` generations (resuming where it stopped)."""
+              dask_address: str | None = None, device: str = "auto",
+              more_generations: int | None = None) -> LoopSummary:
+    """Run the loop `settings.loop` up to `settings.generations` generations (resuming where it stopped).
+
+    Args:
+        settings: What the loop is (a rerun must keep all but `generations`) and how far it goes.
+        data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) of the loop, self-play and registry.
+        workers: Processes for self-play and gate games (default: the machine's cores).
+        dask_address: Run self-play and gate games on this Dask scheduler instead (tcp://host:8786).
+        device: Training device: auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i> or mps.
+        more_generations: Play this many generations beyond the last finished one (a scheduled run
+            advances the loop; an unfinished generation counts as the first) instead of
+            settings.generations.
+    """
     data = layout.data_dir(data_dir)
+    if more_generations is not None:
+        settings = replace(settings, generations=generation_target(data, settings.loop, more_generations))
+        print(f"loop {settings.loop}: {more_generations} more generation(s), up to generation {settings.generations}")
     with loops.lock(data, settings.loop):
         loops.claim(data, settings.loop, loop_record(settings), RESUMABLE)
         first = initial_champion(settings, str(data))
@@ -91,6 +107,19 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
             run_generation(settings, data, generation, workers, dask_address, device)
             publish_table(settings, data)  # a new version of the table after each generation
     return loop_summary(settings, data)
+
+
+def generation_target(data: Path, loop: str, more: int) -> int:
+    """The generation to reach to play `more` generations after the loop's last finished one (one
+    whose every step is recorded); an unfinished generation is the first of them, so a retried run
+    aims where it aimed before."""
+    if more < 1:
+        raise loops.LoopError(f"more_generations must be at least 1, not {more}")
+    steps = {(int(r["generation"]), r["step"]) for r in loops.read_steps(data, loop)}
+    finished = 0
+    while all((finished + 1, step) in steps for step in STEPS):
+        finished += 1
+    return finished + more
 
 
 def publish_table(settings: LoopSettings, data: Path) -> None:

@@ -21,7 +21,8 @@ from gocore.nn.training import PRESETS as TRAIN_PRESETS
 from gocore.nn.training import TrainConfig
 from storage import layout, registry
 from storage import selfplay as selfplay_files
-from tasks.train import DatasetFacts, selfplay_facts, train_and_register
+from tasks.models import promote
+from tasks.train import GPU_TAG, DatasetFacts, selfplay_facts, train_and_register
 from tasks.zero import ModelRef
 
 STAGES = ("sl", "rollout", "rl", "value", "eval")
@@ -146,8 +147,8 @@ def _supervised(settings: AlphaGoSettings, family: str, steps: int, data: Path, 
                                 version_tags={"alphago": settings.name, "stage": family})
     accuracy = result.metrics.get("val/policy_top1")
     evidence = {"alphago": settings.name, "steps": result.step, "val_policy_accuracy": accuracy}
-    registry.promote(result.model_name, result.version, f"alphago {settings.name}: trained on {settings.dataset}",
-                     {k: v for k, v in evidence.items() if v is not None}, data)
+    promote(result.model_name, result.version, f"alphago {settings.name}: trained on {settings.dataset}",
+            {k: v for k, v in evidence.items() if v is not None}, data)
     return {"model": asdict_ref(ModelRef(result.model_name, result.version)), "steps": result.step,
             "val_policy_top1": None if accuracy is None else round(accuracy, 4), "seconds": result.seconds}
 
@@ -157,7 +158,7 @@ def asdict_ref(ref: ModelRef) -> dict[str, Any]:
     return dataclasses.asdict(ref)
 
 
-@task(cache_policy=NO_CACHE, tags=["gpu"])
+@task(cache_policy=NO_CACHE, tags=[GPU_TAG])
 def train_sl_policy(settings: AlphaGoSettings, data_dir: str, device: str = "auto") -> dict[str, Any]:
     """Stage 1: the SL policy net on the expert games (the existing supervised trainer)."""
     return _supervised(settings, "policy", settings.sl_steps, Path(data_dir), device)
@@ -176,9 +177,9 @@ def train_rollout_policy(settings: AlphaGoSettings, data_dir: str, device: str =
                                         RolloutTrainConfig(steps=settings.rollout_steps, seed=settings.seed), data)
     passed = result.val_accuracy > result.uniform_accuracy
     if passed:
-        registry.promote(result.model_name, result.version, f"alphago {settings.name}: rollout policy on "
-                         f"{settings.dataset}", {"alphago": settings.name, "val_accuracy": round(result.val_accuracy, 4),
-                                                 "uniform_accuracy": round(result.uniform_accuracy, 4)}, data)
+        promote(result.model_name, result.version, f"alphago {settings.name}: rollout policy on "
+                f"{settings.dataset}", {"alphago": settings.name, "val_accuracy": round(result.val_accuracy, 4),
+                                        "uniform_accuracy": round(result.uniform_accuracy, 4)}, data)
     return {"model": asdict_ref(ModelRef(result.model_name, result.version)), "steps": settings.rollout_steps,
             "val_move_top1": round(result.val_accuracy, 4), "uniform_top1": round(result.uniform_accuracy, 4),
             "champion": passed}
@@ -237,7 +238,7 @@ def value_facts(settings: AlphaGoSettings, data: Path, generation: int) -> Datas
     return selfplay_facts(data, [generation], value_run(settings))
 
 
-@task(cache_policy=NO_CACHE, tags=["gpu"])
+@task(cache_policy=NO_CACHE, tags=[GPU_TAG])
 def train_value_net(settings: AlphaGoSettings, data_dir: str, device: str = "auto") -> dict[str, Any]:
     """Stage 4's net: the value net on the one-position-per-game data (resuming); registered."""
     data = Path(data_dir)
@@ -273,8 +274,8 @@ def check_value_net(settings: AlphaGoSettings, value: ModelRef, data_dir: str) -
     mse, constant_mse = float(np.concatenate(errors).mean()), float(np.concatenate(constant_errors).mean())
     passed = mse < constant_mse
     if passed:
-        registry.promote(value.name, value.version, f"alphago {settings.name}: held-out MSE below the constant's",
-                         {"alphago": settings.name, "heldout_mse": round(mse, 4),
-                          "constant_mse": round(constant_mse, 4), "heldout_games": heldout.rows}, data)
+        promote(value.name, value.version, f"alphago {settings.name}: held-out MSE below the constant's",
+                {"alphago": settings.name, "heldout_mse": round(mse, 4),
+                 "constant_mse": round(constant_mse, 4), "heldout_games": heldout.rows}, data)
     return {"mse": round(mse, 4), "constant_mse": round(constant_mse, 4), "constant": round(constant, 4),
             "heldout_games": heldout.rows, "passed": passed}

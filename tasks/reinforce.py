@@ -28,8 +28,8 @@ from gocore.nn.reinforce import play_policy_games, reinforce_step
 from storage import checkpoints, layout, registry, run_dirs, runs
 from tasks.alphago import AlphaGoSettings, asdict_ref, stage_version
 from tasks.evaluate import MatchSettings, finish_match, play_chunk, start_match
-from tasks.models import load_net
-from tasks.train import latest_checkpoint, log_history
+from tasks.models import load_net, promote
+from tasks.train import GPU_TAG, latest_checkpoint, log_history
 from tasks.zero import ModelRef
 
 KEEP_CHECKPOINTS = 2
@@ -41,7 +41,7 @@ def rl_run_key(settings: AlphaGoSettings) -> str:
     return f"{settings.name}-rl"
 
 
-@task(cache_policy=NO_CACHE, tags=["gpu"])
+@task(cache_policy=NO_CACHE, tags=[GPU_TAG])
 def train_rl_policy(settings: AlphaGoSettings, sl: ModelRef, data_dir: str) -> dict[str, Any]:
     """Stage 3: the RL policy by REINFORCE from `sl`; every K-th iteration a registered snapshot."""
     from gocore.nn.device import set_threads
@@ -127,9 +127,9 @@ def check_rl_policy(settings: AlphaGoSettings, rl: ModelRef, sl: ModelRef, data_
     summary = finish_match(match, config_match, gate=GATE)
     passed = bool(summary["gate_passed"])
     if passed:
-        registry.promote(rl.name, rl.version, f"alphago {settings.name}: beat the SL policy",
-                         {"alphago": settings.name, "gate_win_rate": round(summary["a_winrate"], 4),
-                          "gate_games": summary["games"], "sl_policy": sl.label}, data)
+        promote(rl.name, rl.version, f"alphago {settings.name}: beat the SL policy",
+                {"alphago": settings.name, "gate_win_rate": round(summary["a_winrate"], 4),
+                 "gate_games": summary["games"], "sl_policy": sl.label}, data)
     return {"win_rate": round(summary["a_winrate"], 4), "low": round(summary["a_winrate_low"], 4),
             "high": round(summary["a_winrate_high"], 4), "games": summary["games"], "passed": passed,
             "match": Path(match).name}

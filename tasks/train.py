@@ -43,6 +43,7 @@ from storage.run_dirs import History
 from storage.stream import StreamFactory
 from tasks.rows import ROW_DECODER
 
+GPU_TAG = "gpu"  # on every training task: a concurrency limit of 1 on it (flows/deploy.py) keeps one per GPU
 OBJECTIVE_OF_FAMILY = {"policy": "policy", "value": "value", "dual": "dual"}
 KEEP_CHECKPOINTS = 2  # the newest, and one before it in case the newest is damaged
 CURVE_WORDS = ("loss", "top1", "mse")  # metrics drawn in the curves PNG
@@ -152,7 +153,7 @@ def read_progress(data_dir: str | Path | None, key: str) -> tuple[int, int]:
     return run_dirs.read_progress(run_dirs.run_dir(layout.data_dir(data_dir), key))
 
 
-@task(cache_policy=NO_CACHE)
+@task(cache_policy=NO_CACHE, tags=[GPU_TAG])
 def train_model(dataset_dir: str, family: str, preset: str, train_config: Mapping[str, Any] | TrainConfig,
                 data_dir: str | None = None, run_name: str | None = None) -> TrainResult:
     """Train a `family` net of net preset `preset` on the dataset, log and register it."""

@@ -20,7 +20,8 @@ from gocore.nn.training import TrainConfig
 from gocore.search.gumbel import root_search
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
 from storage import checkpoints, registry, run_dirs, runs
-from tasks.train import DatasetFacts, selfplay_facts, train_and_register
+from tasks.models import INITIAL, promote
+from tasks.train import GPU_TAG, DatasetFacts, selfplay_facts, train_and_register
 
 GATES = ("sprt", "fixed", "off")
 
@@ -141,7 +142,7 @@ def initial_champion(settings: LoopSettings, data_dir: str) -> ModelRef:
     if (current := champion(settings, data)) is not None:
         return current
     made = loop_version(settings, data, 0) or _register_random_net(settings, data)
-    registry.promote(made.name, made.version, "initial", {"loop": settings.loop}, data)
+    promote(made.name, made.version, INITIAL, {"loop": settings.loop}, data)
     return made
 
 
@@ -179,7 +180,7 @@ def training_window(settings: LoopSettings, data: Path, generation: int) -> tupl
     return selfplay_facts(data, sorted(chosen), settings.loop), rows[generation]
 
 
-@task(cache_policy=NO_CACHE, tags=["gpu"])
+@task(cache_policy=NO_CACHE, tags=[GPU_TAG])
 def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, data_dir: str,
                     device: str = "auto") -> dict[str, Any]:
     """Train generation `generation`'s candidate from `start`'s weights on the window; register it
@@ -209,7 +210,7 @@ def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, da
 @task(cache_policy=NO_CACHE)
 def promote_candidate(candidate: ModelRef, reason: str, evidence: dict[str, Any], data_dir: str) -> int | None:
     """Move ``champion`` to the candidate with its evidence as tags (once: a retry changes nothing)."""
-    return registry.promote(candidate.name, candidate.version, reason, evidence, Path(data_dir))
+    return promote(candidate.name, candidate.version, reason, evidence, Path(data_dir))
 
 
 def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...], current: float) -> float:

@@ -118,31 +118,112 @@ def test_the_readme_deployments_block_runs_local_folder_on_a_process_worker(tmp_
     assert manifest["games_accepted"] == 4 and manifest["rows"] == moves * 8
 
 
+class PrefectServer:
+    """A real Prefect server on 127.0.0.1 in a temp home, shared by the tests below, and the processes
+    (workers) they start against it; `env(data)` is the environment of a process for data dir `data`."""
+
+    def __init__(self, home: Path) -> None:
+        self.home, self.port = home, free_port()
+        self.url = f"http://127.0.0.1:{self.port}/api"
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GOZERO_", "MLFLOW_"))}
+        base.update(PREFECT_HOME=str(home / "prefect"), PREFECT_API_URL=self.url, DO_NOT_TRACK="true",
+                    PREFECT_SERVER_ANALYTICS_ENABLED="false", PREFECT_LOGGING_LEVEL="WARNING",
+                    PREFECT_SERVER_SERVICES_SCHEDULER_ENABLED="false",  # no cron runs of the deployments
+                    PYTHONPATH=str(REPO), PREFECT_WORKER_QUERY_SECONDS="2",
+                    PATH=f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+        self.base = base
+        self.processes: list[subprocess.Popen] = []
+
+    def env(self, data: Path | None = None) -> dict[str, str]:
+        return self.base if data is None else {**self.base, "GOZERO_DATA": str(data)}
+
+    def run(self, *command: str, data: Path | None = None) -> str:
+        return subprocess.run(command, cwd=REPO, env=self.env(data), check=True, capture_output=True, text=True,
+                              timeout=180).stdout.strip()
+
+    def api(self, *arguments: str) -> str:
+        return self.run(sys.executable, "-c", API, *arguments)
+
+    def start(self, *command: str, log: Path, data: Path | None = None) -> subprocess.Popen:
+        with log.open("a") as out:
+            process = subprocess.Popen(command, cwd=REPO, env=self.env(data), stdin=subprocess.DEVNULL, stdout=out,
+                                       stderr=subprocess.STDOUT, start_new_session=True)
+        self.processes.append(process)
+        return process
+
+    def state(self, run_id: str) -> tuple[str, int]:
+        kind, count = self.api("state", run_id).split()
+        return kind, int(count)
+
+    def wait_for(self, done, seconds: float, what: str, logs: Path) -> None:
+        deadline = time.monotonic() + seconds
+        while not done():
+            assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" + "\n".join(
+                f"--- {p.name}\n{p.read_text()[-3000:]}" for p in sorted(logs.glob("*.log")))
+            time.sleep(1)
+
+
+@pytest.fixture(scope="module")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory):
+    """One Prefect server for the module's deployment tests (a start costs 10-20 s), with every
+    deployment applied (`flows.deploy.apply_deployments`: the gpu limit, the pool, `prefect deploy
+    --all`); every process started on it is stopped at the end."""
+    from flows.deploy import apply_deployments
+
+    server = PrefectServer(tmp_path_factory.mktemp("prefect-server"))
+    server.start("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(server.port),
+                           log=server.home / "server.log")
+    try:
+        server.run("prefect", "server", "status", "--wait", "--timeout", "120")
+        apply_deployments(server.url)
+        yield server
+    finally:
+        for started in reversed(server.processes):
+            stop_group(started)
+
+
 RETRY_SETTINGS = {"loop": "zero-retry", "size": 5, "generations": 1, "games": 8, "sims": 8, "gate": "off",
                   "min_window": 100, "batch_size": 16, "ladder_opponents": 0}
 API = """
 import asyncio, json, sys
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import DeploymentUpdate
+from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId
 from prefect.states import Scheduled
 
-async def main(command, argument):
+async def main(command, *arguments):
     async with get_client() as client:
         if command == "run":  # what `prefect deployment run` does, with our parameters
-            deployment = await client.read_deployment_by_name("zero-loop/zero-9x9")
-            run = await client.create_flow_run_from_deployment(deployment.id, parameters=json.loads(argument))
+            deployment = await client.read_deployment_by_name(arguments[0])
+            run = await client.create_flow_run_from_deployment(deployment.id, parameters=json.loads(arguments[1]))
             print(run.id)
         elif command == "retry":  # what the UI's Retry button sends
-            await client.set_flow_run_state(argument, Scheduled(name="AwaitingRetry"), force=True)
-        else:
-            run = await client.read_flow_run(argument)
+            await client.set_flow_run_state(arguments[0], Scheduled(name="AwaitingRetry"), force=True)
+        elif command == "state":
+            run = await client.read_flow_run(arguments[0])
             print(run.state.type.value, run.run_count)
+        elif command == "edit":  # the UI's Edit of a deployment: new default parameters
+            deployment = await client.read_deployment_by_name(arguments[0])
+            changed = {**deployment.parameters, **json.loads(arguments[1])}
+            await client.update_deployment(deployment.id, DeploymentUpdate(parameters=changed))
+        elif command == "runs":  # every run of a deployment: state and parameters
+            deployment = await client.read_deployment_by_name(arguments[0])
+            runs = await client.read_flow_runs(deployment_filter=DeploymentFilter(id=DeploymentFilterId(any_=[deployment.id])))
+            print(json.dumps([{"state": r.state.type.value, "parameters": r.parameters} for r in runs]))
+        elif command == "limit":
+            limit = await client.read_concurrency_limit_by_tag(arguments[0])
+            print(limit.concurrency_limit)
+        elif command in ("pause-automations", "resume-automations"):
+            for automation in await client.read_automations():
+                change = client.pause_automation if command.startswith("pause") else client.resume_automation
+                await change(automation.id)
 
-asyncio.run(main(sys.argv[1], sys.argv[2]))
+asyncio.run(main(sys.argv[1], *sys.argv[2:]))
 """
 
 
 def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resumes(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        prefect_server: PrefectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The zero-9x9 deployment on a real server and process worker: the worker and everything under it
     SIGKILLed once self-play has finished; the run retried through the API as the UI's Retry does; a
     new worker completes it without playing self-play again or registering a version twice."""
@@ -151,57 +232,30 @@ def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resume
     from storage import loops, registry
     from storage import selfplay as selfplay_files
 
-    data, port = tmp_path / "data", free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "GOZERO_", "MLFLOW_"))}
-    env.update(PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_API_URL=f"http://127.0.0.1:{port}/api",
-               PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="true", GOZERO_DATA=str(data),
-               PREFECT_LOGGING_LEVEL="WARNING", PYTHONPATH=str(REPO), PREFECT_WORKER_QUERY_SECONDS="2",
-               PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")
+    server, data = prefect_server, tmp_path / "data"
+    server.api("pause-automations")  # a promotion here must not start ladder runs on this test's worker
+    worker = server.start("prefect", "worker", "start", "--pool", "gozero-local", log=tmp_path / "worker1.log",
+                          data=data)
+    run_id = server.api("run", "zero-loop/zero-9x9", json.dumps(
+        {"settings": RETRY_SETTINGS, "more_generations": 1, "workers": 2, "device": "cpu"}))
+    server.wait_for(lambda: loops.read_step(data, "zero-retry", 1, "selfplay") is not None, 240, "self-play",
+                    tmp_path)
+    for process in [psutil.Process(worker.pid), *psutil.Process(worker.pid).children(recursive=True)]:
+        process.kill()  # the worker, the flow run it started and the run's pool: a crashed machine
+    assert server.state(run_id)[0] == "RUNNING"  # nobody told the server: the run looks alive, as after a crash
+    played = {p: p.stat().st_mtime_ns for p in (data / "loops").rglob("*") if p.is_file()
+              and "selfplay" in p.parts}
+    assert played
 
-    def run(*command: str) -> str:
-        return subprocess.run(command, cwd=REPO, env=env, check=True, capture_output=True, text=True,
-                              timeout=180).stdout.strip()
-
-    def start(*command: str, log: str) -> subprocess.Popen:
-        with (tmp_path / log).open("a") as out:
-            return subprocess.Popen(command, cwd=REPO, env=env, stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT, start_new_session=True)
-
-    def state(run_id: str) -> tuple[str, int]:
-        kind, count = run(sys.executable, "-c", API, "state", run_id).split()
-        return kind, int(count)
-
-    def wait_for(done, seconds: float, what: str) -> None:
-        deadline = time.monotonic() + seconds
-        while not done():
-            assert time.monotonic() < deadline, f"timed out waiting for {what}:\n" + "\n".join(
-                f"--- {p.name}\n{p.read_text()[-3000:]}" for p in tmp_path.glob("*.log"))
-            time.sleep(1)
-
-    server = start("prefect", "server", "start", "--host", "127.0.0.1", "--port", str(port), log="server.log")
-    workers: list[subprocess.Popen] = []
+    server.api("retry", run_id)
+    worker = server.start("prefect", "worker", "start", "--pool", "gozero-local", log=tmp_path / "worker2.log",
+                          data=data)
     try:
-        run("prefect", "server", "status", "--wait", "--timeout", "120")
-        run("prefect", "work-pool", "create", "gozero-local", "--type", "process")
-        run("prefect", "--no-prompt", "deploy", "--name", "zero-9x9")
-        workers.append(start("prefect", "worker", "start", "--pool", "gozero-local", log="worker1.log"))
-        run_id = run(sys.executable, "-c", API, "run", json.dumps({"settings": RETRY_SETTINGS, "workers": 2,
-                                                                   "device": "cpu"}))
-        wait_for(lambda: loops.read_step(data, "zero-retry", 1, "selfplay") is not None, 240, "self-play")
-        for process in [psutil.Process(workers[0].pid), *psutil.Process(workers[0].pid).children(recursive=True)]:
-            process.kill()  # the worker, the flow run it started and the run's pool: a crashed machine
-        assert state(run_id)[0] == "RUNNING"  # nobody told the server: the run looks alive, as after a crash
-        played = {p: p.stat().st_mtime_ns for p in (data / "loops").rglob("*") if p.is_file()
-                  and "selfplay" in p.parts}
-        assert played
-
-        run(sys.executable, "-c", API, "retry", run_id)
-        workers.append(start("prefect", "worker", "start", "--pool", "gozero-local", log="worker2.log"))
-        wait_for(lambda: state(run_id)[0] in ("COMPLETED", "FAILED", "CRASHED"), 300, "the retried run")
-        assert state(run_id) == ("COMPLETED", 2)
+        server.wait_for(lambda: server.state(run_id)[0] in ("COMPLETED", "FAILED", "CRASHED"), 300,
+                        "the retried run", tmp_path)
+        assert server.state(run_id) == ("COMPLETED", 2)
     finally:
-        for process in (*workers, server):
-            stop_group(process)
+        stop_group(worker)
 
     assert {p: p.stat().st_mtime_ns for p in played} == played  # self-play was not played again
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
@@ -210,3 +264,68 @@ def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resume
     assert [v.version for v in versions if "champion" in v.aliases] == [2]
     ids = [game for sidecar in selfplay_files.finished_sidecars(data, 1, "zero-retry") for game in sidecar["game_ids"]]
     assert len(ids) == len(set(ids)) == 8
+
+
+TINY_LOOP = {"loop": "zero-deployed", "size": 5, "games": 4, "sims": 4, "gate": "off", "min_window": 100,
+             "batch_size": 16, "ladder_opponents": 0}
+TINY_LADDER = {"games_per_opponent": 2, "opponents": 1, "sims": 4, "anchors": []}  # a newcomer meets random only
+
+
+def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates_it(
+        prefect_server: PrefectServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every deployment applied (the fixture: apply_deployments, i.e. `prefect deploy --all` of
+    prefect.yaml with the trigger) and the gpu limit there; the zero-loop deployment runs one
+    generation after generation 0 on a process worker; its champion loads from the registry, and
+    the promotion's event started a `ladder` run (the trigger's templated parameters: the promoted
+    version and its board size) that rated it."""
+    from flows.deploy import GPU_SLOTS
+    from storage import ratings, registry
+    from tasks.models import load_net
+    from tasks.train import GPU_TAG
+
+    server, data = prefect_server, tmp_path / "data"
+    assert int(server.api("limit", GPU_TAG)) == GPU_SLOTS == 1
+    server.api("resume-automations")  # in case the kill-and-Retry test paused the trigger
+    server.api("edit", "ladder/rate-champion", json.dumps(TINY_LADDER))  # as a user would in the UI
+    worker = server.start("prefect", "worker", "start", "--pool", "gozero-local", log=tmp_path / "worker.log",
+                          data=data)
+    try:
+        run_id = server.api("run", "zero-loop/zero-9x9", json.dumps(
+            {"settings": TINY_LOOP, "more_generations": 1, "workers": 1, "device": "cpu"}))
+        server.wait_for(lambda: server.state(run_id)[0] in ("COMPLETED", "FAILED", "CRASHED"), 240, "the loop",
+                        tmp_path)
+        assert server.state(run_id)[0] == "COMPLETED"
+
+        def ladder_runs() -> list[dict]:
+            return json.loads(server.api("runs", "ladder/rate-champion"))
+        server.wait_for(lambda: any(r["state"] in ("COMPLETED", "FAILED", "CRASHED") for r in ladder_runs()), 180,
+                        "the ladder run the promotion triggered", tmp_path)
+    finally:
+        stop_group(worker)
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    champion = registry.describe("gozero-5x5", "champion", data)
+    assert (champion.version, champion.tags["generation"]) == (2, "1")
+    assert load_net("models:/gozero-5x5@champion", data).config.board_size == 5
+    runs = ladder_runs()
+    assert [(r["state"], r["parameters"]["player"], r["parameters"]["size"]) for r in runs] == [
+        ("COMPLETED", "models:/gozero-5x5/2", 5)]  # generation 0's random net is not rated
+    rated = {row["player"] for row in ratings.read_ladder(data, 5)}
+    assert {"gozero-5x5/2", "random"} <= rated
+
+
+def test_a_scheduled_zero_loop_run_aims_more_generations_past_the_last_finished_one(tmp_path: Path) -> None:
+    """zero-9x9's `more_generations`: counted from the last generation with every step recorded; an
+    unfinished generation is the first of them (a retried run aims where it aimed before)."""
+    from flows.zero_loop import STEPS, generation_target
+    from storage import loops
+
+    assert generation_target(tmp_path, "sched", 2) == 2  # a new loop: generations 1 and 2
+    for generation in (1, 2):
+        for step in STEPS:
+            loops.record_step(tmp_path, "sched", generation, step, {})
+    loops.record_step(tmp_path, "sched", 3, "start", {})  # generation 3 crashed after its start
+    assert generation_target(tmp_path, "sched", 1) == 3
+    assert generation_target(tmp_path, "sched", 2) == 4
+    with pytest.raises(loops.LoopError, match="at least 1"):
+        generation_target(tmp_path, "sched", 0)
