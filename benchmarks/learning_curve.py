@@ -10,8 +10,9 @@ Every champion without ladder games is then rated by the ladder flow (`--rating-
 of its two most informative opponents: random first, then earlier champions and the anchors), and
 the Bradley-Terry fit over every recorded game gives each generation's Elo (random = 0).
 
-CPU minutes = the loop's wall minutes of self-play, training, gate and promotion steps (ladder games
-only measure, they are left out) x the cores the loop had (``--workers``, default: all). The
+CPU minutes = the CPU time (user + system, the loop's process and its workers) of self-play,
+training, gate and promotion steps (ladder games only measure, they are left out); for steps recorded
+before the loop measured it, their wall minutes x the cores the loop had (``--workers``). The
 baseline in the same run is generation 0, the random net the loop starts from, on the same ladder.
 """
 
@@ -50,45 +51,48 @@ def curve_rows(data: Path, loop: str, size: int, cores: int) -> list[dict]:
     rated = {row.player: row for row in ladder_rows(data, size)}
     rows = []
     for generation in range(last + 1):
-        version = _champion_of(data, loop, generation, size)
+        version = loop_champion(data, loop, generation, size)
         row = rated.get(version or "")
         if row is None:
             continue
         spent = loop_spend(records, generation) if generation else {"loop_minutes": 0.0, "selfplay_games_total": 0}
-        rows.append({"generation": generation, "champion": version, "cpu_minutes": spent["loop_minutes"] * cores,
-                     "selfplay_games": spent["selfplay_games_total"], "elo": row.elo, "stderr": row.stderr or 0.0,
-                     "games": row.games})
+        rows.append({"generation": generation, "champion": version,
+                     "cpu_minutes": spent.get("loop_cpu_minutes", spent["loop_minutes"] * cores),
+                     "wall_minutes": spent["loop_minutes"], "selfplay_games": spent["selfplay_games_total"],
+                     "elo": row.elo, "stderr": row.stderr or 0.0, "games": row.games})
     return rows
 
 
-def _champion_of(data: Path, loop: str, generation: int, size: int) -> str | None:
-    """The ladder name of the version promoted at `generation` of `loop` (None if it was not)."""
+def loop_champion(data: Path, loop: str, generation: int, size: int) -> str | None:
+    """The ladder name of the version `loop` promoted at `generation` (None if it promoted none; other
+    loops of the data dir have their own)."""
     from storage import loops
-    from tasks.ladder import generations
+    from tasks.zero import LoopSettings, loop_version
 
     if generation:
         promoted = loops.read_step(data, loop, generation, "promote")
         if not promoted or not promoted["promoted"]:
             return None
-    for name, info in generations(size, data).items():
-        if info.number == generation and info.was_champion:
-            return name
-    return None
+    found = loop_version(LoopSettings(loop=loop, size=size), data, generation)
+    return None if found is None else found.label
 
 
-def plot(rows: list[dict], path: Path, title: str) -> Path:
-    """Elo (95 % error bars) against CPU minutes into the PNG `path`."""
+def plot(series: dict[str, list[dict]], path: Path, title: str) -> Path:
+    """Elo (95 % error bars) against CPU minutes, one line per loop of `series`, into the PNG `path`."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
     figure = Figure(figsize=(6, 3.5), layout="constrained")
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1, title=title, xlabel="CPU minutes", ylabel="Elo (random = 0)")
-    axes.errorbar([r["cpu_minutes"] for r in rows], [r["elo"] for r in rows],
-                  yerr=[1.96 * r["stderr"] for r in rows], marker="o", capsize=3)
-    for row in rows:
-        axes.annotate(f"gen {row['generation']}", (row["cpu_minutes"], row["elo"]), textcoords="offset points",
-                      xytext=(4, 4), fontsize=8)
+    for label, rows in series.items():
+        axes.errorbar([r["cpu_minutes"] for r in rows], [r["elo"] for r in rows],
+                      yerr=[1.96 * r["stderr"] for r in rows], marker="o", capsize=3, label=label)
+        for row in rows:
+            axes.annotate(f"gen {row['generation']}", (row["cpu_minutes"], row["elo"]), textcoords="offset points",
+                          xytext=(4, 4), fontsize=8)
+    if len(series) > 1:
+        axes.legend(fontsize=8)
     axes.grid(alpha=0.3)
     figure.savefig(path, format="png", dpi=100)
     return path
@@ -113,12 +117,12 @@ def main() -> None:
         rate = ladder.with_options(task_runner=task_runner(args.workers))
         rated = {row.player for row in ladder_rows(data, settings.size) if row.games}
         for generation in range(args.generations + 1):
-            version = _champion_of(data, args.loop, generation, settings.size)
+            version = loop_champion(data, args.loop, generation, settings.size)
             if version is not None and version not in rated:  # a rerun on the same data dir plays no more
                 rate(settings.size, str(data), games_per_opponent=args.rating_games, opponents=2,
                      sims=args.sims, player=f"models:/{version}")
         rows = curve_rows(data, args.loop, settings.size, cores)
-        png = plot(rows, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")
+        png = plot({args.loop: rows}, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")
     print(f"learning curve of {args.loop}: {args.generations} generations x {args.games} games x {args.sims} sims, "
           f"tiny net, gate off, {cores} cores")
     print(f"{'gen':>4} {'champion':<16} {'CPU min':>8} {'self-play':>10} {'Elo':>7} {'± 95 %':>7} {'games':>6}")

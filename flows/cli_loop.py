@@ -43,6 +43,8 @@ def loop(
     forced_playouts: Annotated[bool, typer.Option(help="KataGo's forced playouts and policy target pruning "
                                                   "in self-play (off until measured)")] = False,
     search: Annotated[str, typer.Option(help="self-play root search: puct or gumbel (sequential halving)")] = "puct",
+    warm_start: Annotated[str | None, typer.Option(help="generation 0 from this dual net's weights (models:/... "
+                                                   "or a model dir) instead of a random net")] = None,
     name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
@@ -59,7 +61,8 @@ def loop(
                                 sims=sims, preset=preset, gate=gate, gate_games=gate_games,
                                 window_generations=window_generations, ladder_opponents=ladder_opponents,
                                 ladder_games=ladder_games, aux_heads=aux_heads, playout_cap=playout_cap,
-                                forced_playouts=forced_playouts, search=search)
+                                forced_playouts=forced_playouts, search=search,
+                                warm_start=warm_start)
     except ValueError as error:
         raise fail(str(error)) from None
     summary = run_live(settings, data_dir, workers, dask_address, device)
@@ -193,7 +196,8 @@ def print_next_steps(data: Path, model_name: str) -> None:
     for line in (f"  {gozero} models list --data-dir {data}",
                  f"  {Path(sys.executable).with_name('mlflow')} ui --backend-store-uri sqlite:///{data}/mlflow.db "
                  f"--default-artifact-root {data}/mlartifacts --host 127.0.0.1   # http://127.0.0.1:5000",
-                 f"  {gozero} loop --generations 10 --data-dir {data}   # go on learning",
+                 f"  {gozero} loop --generations 10 --warm-start models:/{model_name}@champion --data-dir {data}"
+                 "   # go on learning",
                  f"  engine for Sabaki or GoGui: {gozero} gtp --model models:/{model_name}@champion "
                  f"--sims 200 --data-dir {data}"):
         console.print(line, soft_wrap=True, highlight=False)

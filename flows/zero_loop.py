@@ -1,7 +1,8 @@
 """The AlphaGo Zero loop as a flow: generation after generation, each step recorded when it finishes.
 
     champion = initial_champion()              # generation 0: a random net, promoted "initial"
-    for k in 1 .. generations:
+    for k in 1 .. generations:                 # (or the warm start's net, promoted "warm-start")
+        stop       before a new generation once `minutes` of learning are spent (a budget)
         start      pin this generation's champion (a rerun plays the same one)
         selfplay   the champion plays `games` games (subflow: mapped tasks, a pool or Dask)
         train      a candidate from the champion's weights on the window of recent self-play
@@ -19,6 +20,7 @@ lock refuses a second process on the same loop.
 
 from __future__ import annotations
 
+import resource
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
@@ -82,7 +84,7 @@ class LoopSummary:
 @flow(name="zero-loop", log_prints=True)
 def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = None, workers: int | None = None,
               dask_address: str | None = None, device: str = "auto",
-              more_generations: int | None = None) -> LoopSummary:
+              more_generations: int | None = None, minutes: float | None = None) -> LoopSummary:
     """Run the loop `settings.loop` up to `settings.generations` generations (resuming where it stopped).
 
     Args:
@@ -94,6 +96,8 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
         more_generations: Play this many generations beyond the last finished one (a scheduled run
             advances the loop; an unfinished generation counts as the first) instead of
             settings.generations.
+        minutes: Start no new generation once the loop has spent this many wall minutes learning
+            (self-play, training, gate; a generation under way is finished).
     """
     data = layout.data_dir(data_dir)
     if more_generations is not None:
@@ -104,6 +108,9 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
         first = initial_champion(settings, str(data))
         print(f"loop {settings.loop}: generation 0 is {first.label}")
         for generation in range(1, settings.generations + 1):
+            if minutes is not None and is_budget_spent(data, settings.loop, generation, minutes):
+                print(f"loop {settings.loop}: {minutes} minutes spent, no generation {generation}")
+                break
             run_generation(settings, data, generation, workers, dask_address, device)
             publish_table(settings, data)  # a new version of the table after each generation
     return loop_summary(settings, data)
@@ -122,6 +129,15 @@ def generation_target(data: Path, loop: str, more: int) -> int:
     return finished + more
 
 
+def is_budget_spent(data: Path, loop: str, generation: int, minutes: float) -> bool:
+    """Whether `generation` may not start: it has no step yet and the loop has spent `minutes` of
+    learning (`loop_spend`: the ladder's games only measure). A begun generation is finished."""
+    records = loops.read_steps(data, loop)
+    if any(int(r["generation"]) == generation for r in records):
+        return False
+    return loop_spend(records, generation)["loop_minutes"] >= minutes
+
+
 def publish_table(settings: LoopSettings, data: Path) -> None:
     """The loop's generations so far as a Prefect table artifact (one version per call)."""
     summary = loop_summary(settings, data)
@@ -136,8 +152,9 @@ def run_generation(settings: LoopSettings, data: Path, generation: int, workers:
     def step(name: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         if (done := loops.read_step(data, settings.loop, generation, name)) is not None:
             return done
-        started = time.perf_counter()
-        facts = {**work(), "seconds": round(time.perf_counter() - started, 2)}
+        started, cpu = time.perf_counter(), cpu_seconds()
+        facts = {**work(), "seconds": round(time.perf_counter() - started, 2),
+                 "cpu_seconds": round(cpu_seconds() - cpu, 2)}
         loops.record_step(data, settings.loop, generation, name, facts)
         return facts
 
@@ -219,13 +236,23 @@ def _ladder(settings: LoopSettings, data: Path, promoted: ModelRef | None, worke
             "elo_stderr": None if mine is None or mine.stderr is None else round(mine.stderr, 1)}
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (a step's process pool ends
+    with its subflow), user + system: what a step costs on any number of cores."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
 def loop_spend(records: list[dict[str, Any]], generation: int) -> dict[str, Any]:
     """What the loop has spent on learning up to `generation` (its recorded steps but the ladder's,
-    which only measure): self-play games and wall minutes, the x axes of its learning curves
-    (version tags ``selfplay_games_total``, ``loop_minutes``)."""
+    which only measure): self-play games, wall minutes and CPU minutes, the x axes of its learning
+    curves (version tags ``selfplay_games_total``, ``loop_minutes``, ``loop_cpu_minutes``)."""
     mine = [r for r in records if int(r["generation"]) <= generation and r["step"] != "ladder"]
-    return {"selfplay_games_total": sum(int(r.get("games", 0)) for r in mine if r["step"] == "selfplay"),
-            "loop_minutes": round(sum(float(r.get("seconds", 0.0)) for r in mine) / 60, 2)}
+    spent = {"selfplay_games_total": sum(int(r.get("games", 0)) for r in mine if r["step"] == "selfplay"),
+             "loop_minutes": round(sum(float(r.get("seconds", 0.0)) for r in mine) / 60, 2)}
+    if mine and all("cpu_seconds" in r for r in mine):  # steps recorded before it was measured have none
+        spent["loop_cpu_minutes"] = round(sum(float(r["cpu_seconds"]) for r in mine) / 60, 2)
+    return spent
 
 
 def loop_summary(settings: LoopSettings, data: Path) -> LoopSummary:
@@ -264,9 +291,9 @@ def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
 
 
 def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,
-                  dask_address: str | None = None, device: str = "auto") -> LoopSummary:
+                  dask_address: str | None = None, device: str = "auto", minutes: float | None = None) -> LoopSummary:
     """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set), its
     mapped tasks on a process pool of `workers` or the Dask scheduler at `dask_address`."""
     dask_address = dask_scheduler(dask_address) if dask_address else None  # a bad address fails now
     with prefect_api():
-        return zero_loop(settings, data_dir, workers, dask_address, device)
+        return zero_loop(settings, data_dir, workers, dask_address, device, minutes=minutes)

@@ -16,14 +16,21 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import NO_CACHE
 
+from gocore.errors import GozeroError
 from gocore.nn.training import TrainConfig
 from gocore.search.gumbel import root_search
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
-from storage import checkpoints, registry, run_dirs, runs
+from storage import checkpoints, loops, registry, run_dirs, runs
 from tasks.models import INITIAL, promote
 from tasks.train import GPU_TAG, DatasetFacts, selfplay_facts, train_and_register
 
 GATES = ("sprt", "fixed", "off")
+WARM_START_KEYS = ("family", "board_size", "encoder", "in_planes", "blocks", "filters", "value_hidden")
+"""What a warm start net must share with the loop's preset (its auxiliary heads may differ)."""
+
+
+class WarmStartError(GozeroError):
+    """A warm start net the loop cannot begin from; the message says what differs."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +87,9 @@ class LoopSettings:
     """KataGo's forced playouts and policy target pruning at the root of self-play's full searches."""
     search: str = "puct"
     """Self-play's root search: puct (AlphaGo Zero, Dirichlet noise) or gumbel (Gumbel sequential halving)."""
+    warm_start: str | None = None
+    """Generation 0 from this net's weights (a ``models:/`` URI or a model directory: a dual net of
+    the loop's preset, size and encoder) instead of a random net; None: tabula rasa."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
@@ -114,12 +124,19 @@ class ModelRef:
 
 
 def champion(settings: LoopSettings, data: Path) -> ModelRef | None:
-    """The current champion of the loop's model, or None before generation 0."""
+    """The loop's own champion: its newest promoted version (generation 0, then each candidate that
+    passed its gate), or None before generation 0. Loops sharing a data dir keep their own
+    champions; the registry alias ``champion`` follows the latest promotion of any of them."""
     try:
-        info = registry.describe(settings.model_name, registry.CHAMPION, data)
+        versions = registry.list_versions(settings.model_name, data)
     except registry.RegistryError:
-        return None
-    return ModelRef(info.name, int(info.version))
+        versions = []
+    promoted = [v for v in versions if v.tags.get("loop") == settings.loop and "promoted_at" in v.tags]
+    if promoted:
+        newest = max(promoted, key=lambda v: int(v.tags.get("generation", -1)))
+        return ModelRef(newest.name, int(newest.version))
+    pinned = [r["champion"] for r in loops.read_steps(data, settings.loop) if r["step"] == "start"]
+    return ModelRef(**pinned[-1]) if pinned else None  # a loop recorded when loops began from any champion
 
 
 def loop_version(settings: LoopSettings, data: Path, generation: int) -> ModelRef | None:
@@ -136,18 +153,19 @@ def loop_version(settings: LoopSettings, data: Path, generation: int) -> ModelRe
 
 @task(cache_policy=NO_CACHE)
 def initial_champion(settings: LoopSettings, data_dir: str) -> ModelRef:
-    """Generation 0: a randomly initialised net, registered and promoted with reason ``initial``
-    (tabula rasa); with a champion already registered, that champion."""
+    """Generation 0: a randomly initialised net (tabula rasa), or the `warm_start` net's weights,
+    registered and promoted with reason ``initial`` or ``warm-start``; once made, the loop's champion."""
     data = Path(data_dir)
     if (current := champion(settings, data)) is not None:
         return current
-    made = loop_version(settings, data, 0) or _register_random_net(settings, data)
-    promote(made.name, made.version, INITIAL, {"loop": settings.loop}, data)
+    made = loop_version(settings, data, 0) or _register_first_net(settings, data)
+    promote(made.name, made.version, INITIAL if settings.warm_start is None else "warm-start", {"loop": settings.loop}, data)
     return made
 
 
-def _register_random_net(settings: LoopSettings, data: Path) -> ModelRef:
-    """Save, log and register a fresh net of the loop's preset (seeded: a rerun makes the same net)."""
+def _register_first_net(settings: LoopSettings, data: Path) -> ModelRef:
+    """Save, log and register generation 0: a net of the loop's preset, seeded (a rerun makes the
+    same net), with the warm start's weights if the loop has one."""
     import torch
 
     from gocore.nn.features import get_encoder
@@ -156,13 +174,36 @@ def _register_random_net(settings: LoopSettings, data: Path) -> ModelRef:
     torch.manual_seed(settings.seed)
     config = preset(settings.preset, settings.size, get_encoder("agz17").num_planes, encoder="agz17",
                     aux_heads=settings.aux_heads)
+    net = build_net(config)
+    if settings.warm_start is not None:
+        copy_warm_start(net, settings.warm_start, data)
     directory = run_dirs.run_dir(data, f"{settings.loop}-gen0")
-    model_dir = checkpoints.save_model(run_dirs.model_dir(directory), build_net(config), config.to_dict())
+    model_dir = checkpoints.save_model(run_dirs.model_dir(directory), net, config.to_dict())
     params = {"net": config.to_dict(), "net_preset": settings.preset, "loop": dataclasses.asdict(settings)}
+    tags = {"loop": settings.loop, **({"warm_start": settings.warm_start} if settings.warm_start else {})}
     with runs.training_run(settings.size, params, run_name=f"{settings.loop}-gen0", data=data) as run_id:
         runs.log_model(run_id, model_dir, data)
-        version = registry.register(run_id, generation=0, tags={"loop": settings.loop}, data=data)
+        version = registry.register(run_id, generation=0, tags=tags, data=data)
     return ModelRef(settings.model_name, version)
+
+
+def copy_warm_start(net: Any, uri: str, data: Path) -> None:
+    """Copy the weights of the model `uri` into the loop's fresh `net` (a `DualNet`); WarmStartError
+    if it is another kind of net. Auxiliary heads that only one of them has are left out (the
+    loop's own start random)."""
+    from tasks.models import ModelError, load_net
+
+    try:
+        source = load_net(uri, data)
+    except ModelError as error:
+        raise WarmStartError(f"warm start {uri}: {error}") from None
+    have, want = source.config, net.config
+    if differs := [f"{key} {getattr(have, key)!r}" for key in WARM_START_KEYS if getattr(have, key) != getattr(want, key)]:
+        raise WarmStartError(f"warm start {uri} has {', '.join(differs)}: the loop needs a dual net (policy and value "
+                             f"heads) like its own, {want.board_size}x{want.board_size}, encoder {want.encoder}, "
+                             f"{want.blocks} blocks x {want.filters} filters, value_hidden {want.value_hidden}")
+    aux = ("ownership_head.", "score_head.")  # the same config but these builds the same modules
+    net.load_state_dict({k: v for k, v in source.state_dict().items() if not k.startswith(aux)}, strict=False)
 
 
 def training_window(settings: LoopSettings, data: Path, generation: int) -> tuple[DatasetFacts, int]:
@@ -222,7 +263,7 @@ def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...]
 
 def loop_record(settings: LoopSettings) -> dict[str, Any]:
     """The settings as loop.json records them (aux_heads, the playout cap and forced playouts only
-    when on, search only when not puct: loops recorded before they existed resume unchanged)."""
+    when on, search only when not puct, warm_start only when set: loops recorded before they existed resume unchanged)."""
     record = dataclasses.asdict(settings)
     if not settings.aux_heads:
         del record["aux_heads"]
@@ -233,6 +274,8 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
         del record["forced_playouts"]
     if settings.search == "puct":
         del record["search"]
+    if settings.warm_start is None:
+        del record["warm_start"]
     return record
 
 
