@@ -58,6 +58,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "rerun with it to resume")
     parser.add_argument("--png", type=Path, default=Path("strength.png"), help="where to save the curve")
     parser.add_argument("--quick", action="store_true", help="5x5, 1.5 minutes per loop, 10 games")
+    parser.add_argument("--parallel", action="store_true", help="run loops A and B at the same time, each "
+                        "with half the workers (both then learn under the same machine load)")
+    parser.add_argument("--only", choices=LOOPS, default=None, help=argparse.SUPPRESS)  # one loop (--parallel)
     args = parser.parse_args(argv)
     for name, value in (QUICK if args.quick else DEFAULTS).items():
         if getattr(args, name) is None:
@@ -167,13 +170,33 @@ def main(argv: list[str] | None = None) -> None:
     cores = args.workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="gozero-bench-strength-") as temp, prefect_api():
         data = (args.data_dir or Path(temp)).resolve()
+        if args.parallel:
+            run_in_parallel(argv if argv is not None else sys.argv[1:], data, cores)
         for loop in settings.values():
+            if args.only not in (None, loop.loop):
+                continue
             summary = zero_loop(loop, str(data), workers=args.workers, device="cpu", minutes=args.minutes)
             print(f"loop {loop.loop}: {len(summary.generations)} generations, champion {summary.champion}")
+        if args.only:
+            return
         champions = {name: champion_versions(data, name, args.size) for name in LOOPS}
         finals = {name: versions[-1] for name, versions in champions.items()}
         rate(plans(champions, finals, args), args.size, settings[LOOPS[0]].komi, args.sims, str(data))
         report(args, settings, data, finals, cores)
+
+
+def run_in_parallel(argv: list[str], data: Path, cores: int) -> None:
+    """Loops A and B at once, each in a process of its own with half the cores, under this process's
+    Prefect API; then the caller finds both budgets spent and goes on to the matches."""
+    import subprocess
+
+    base = [a for a in argv if a != "--parallel"]
+    half = str(max(1, cores // 2))
+    children = [subprocess.Popen([sys.executable, "-m", "benchmarks.strength", *base, "--data-dir", str(data),
+                                  "--only", loop, "--workers", half]) for loop in LOOPS]
+    failed = [loop for loop, child in zip(LOOPS, children, strict=True) if child.wait() != 0]
+    if failed:
+        sys.exit(f"strength: loop {', '.join(failed)} failed; rerun with --data-dir {data} to resume")
 
 
 def champion_versions(data: Path, loop: str, size: int) -> list[str]:
