@@ -20,8 +20,9 @@ def test_loop_changes_are_typed_and_unknown_options_refused():
     assert strength.loop_changes("aux_heads=true, sims=32,warm_start=none,lr=0.5") == {
         "aux_heads": True, "sims": 32, "warm_start": None, "lr": 0.5}
     assert strength.loop_changes("") == {}
-    with pytest.raises(ValueError, match="'search=gumbel' is not name=value with a loop option: .*aux_heads"):
-        strength.loop_changes("search=gumbel")
+    assert strength.loop_changes("search=gumbel,playout_cap=true") == {"search": "gumbel", "playout_cap": True}
+    with pytest.raises(ValueError, match="'alphabeta=true' is not name=value with a loop option: .*aux_heads"):
+        strength.loop_changes("alphabeta=true")
     with pytest.raises(ValueError, match="sims must be a int, not 'many'"):
         strength.loop_changes("sims=many")
 
