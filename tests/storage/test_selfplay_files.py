@@ -50,3 +50,23 @@ def test_progress_counts_the_games_of_finished_batches_among_the_seeds(tmp_path:
     write(tmp_path, 5, 4)  # another run's seed
     selfplay.sidecar_path(tmp_path, 2, 2).write_text("{")  # being written
     assert selfplay.games_done(tmp_path, 2, [0, 1, 2, 3]) == 5
+
+
+def test_the_shard_table_built_from_buffers_equals_pyarrows_conversion() -> None:
+    # schemas builds the plain columns from buffers (no pandas): the same values and nulls as pa.array
+    import pyarrow as pa
+
+    from storage.schemas import selfplay_table
+
+    rows = 5
+    given = {**columns(rows), "game_id": np.array(["g-0", "g-0", "partie-é", "g-2", "g-2"], object),
+             "komi": np.array([7.5, 6.5, 0.5, -3, 7.5], np.float32),
+             "ownership": np.zeros((rows, 25), np.int8), "score": np.array([1.5, np.nan, -2, np.nan, 0], np.float32)}
+    table = selfplay_table(given)
+    table.validate(full=True)
+    for name in ("encoder", "size", "z", "game_id", "move_number", "generation", "model_version", "symmetry",
+                 "komi", "score"):
+        expected = pa.array(given[name], type=SELFPLAY_SCHEMA.field(name).type, from_pandas=True)
+        assert table.column(name).combine_chunks().equals(expected), name
+    assert table.column("score").null_count == 2 and table.column("ownership").null_count == 2
+    assert selfplay_table({name: value[:0] for name, value in given.items()}).num_rows == 0

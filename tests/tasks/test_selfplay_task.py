@@ -107,3 +107,14 @@ def test_a_registered_champion_plays_and_rows_name_its_version(data_dir: Path, m
              f"print(load_evaluator('models:/gozero-5x5@champion', 5, None, {local!r})[1], 'mlflow' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["gozero-5x5/1", "False"]
+
+
+def test_a_worker_writes_its_shard_without_importing_pandas(tmp_path: Path):
+    # pa.array on numpy imports pandas (~40 MB in every self-play worker): the shard is built from buffers
+    probe = ("import sys; from tasks.selfplay import SelfPlaySettings, play_shard; "
+             f"result = play_shard(SelfPlaySettings('uniform', 4, size=5, komi=2.5, max_moves=30), 2, 0, 1, {str(tmp_path)!r}); "
+             "print(result.rows, 'pandas' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)
+    rows, has_pandas = out.stdout.split()
+    assert int(rows) > 0 and has_pandas == "False"
+
