@@ -11,6 +11,7 @@ Each step is idempotent: applying twice leaves one limit, one pool and one deplo
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -41,8 +42,26 @@ def prefect(api_url: str, *arguments: str, check: bool = True) -> subprocess.Com
 
 def apply_deployments(api_url: str) -> None:
     """Create the gpu concurrency limit and the work pool if missing, then deploy every deployment."""
-    prefect(api_url, "concurrency-limit", "create", GPU_TAG, str(GPU_SLOTS))  # upsert by tag
-    # `work-pool ls` truncates long names to the terminal's width: ask for the pool by name instead
-    if prefect(api_url, "work-pool", "inspect", WORK_POOL, check=False).returncode != 0:
-        prefect(api_url, "work-pool", "create", WORK_POOL, "--type", "process")
+    asyncio.run(_limit_and_pool(api_url))  # through the client: two `prefect` processes fewer
     prefect(api_url, "--no-prompt", "deploy", "--all")
+
+
+async def _limit_and_pool(api_url: str) -> None:
+    """The gpu tag's concurrency limit (an upsert by tag) and the process work pool with the process
+    worker's default job template (what `prefect work-pool create --type process` makes)."""
+    from prefect.client.orchestration import PrefectClient
+    from prefect.client.schemas.actions import WorkPoolCreate
+    from prefect.exceptions import ObjectNotFound
+    from prefect.workers.process import ProcessWorker
+
+    try:
+        async with PrefectClient(api_url) as client:
+            await client.create_concurrency_limit(tag=GPU_TAG, concurrency_limit=GPU_SLOTS)
+            try:
+                await client.read_work_pool(WORK_POOL)
+            except ObjectNotFound:
+                template = ProcessWorker.get_default_base_job_template()
+                await client.create_work_pool(WorkPoolCreate(name=WORK_POOL, type="process",
+                                                             base_job_template=template))
+    except Exception as error:  # noqa: BLE001 - httpx and Prefect errors alike: one line for the user
+        raise DeployError(f"setting up the gpu limit and work pool {WORK_POOL} at {api_url} failed: {error}") from None
