@@ -58,10 +58,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "rerun with it to resume")
     parser.add_argument("--png", type=Path, default=Path("strength.png"), help="where to save the curve")
     parser.add_argument("--quick", action="store_true", help="5x5, 1.5 minutes per loop, 10 games")
+    parser.add_argument("--anchors", default=",".join(ANCHORS), help="the fixed ladder anchors every champion "
+                        "plays (comma-separated player specs)")
     parser.add_argument("--parallel", action="store_true", help="run loops A and B at the same time, each "
                         "with half the workers (both then learn under the same machine load)")
     parser.add_argument("--only", choices=LOOPS, default=None, help=argparse.SUPPRESS)  # one loop (--parallel)
     args = parser.parse_args(argv)
+    args.anchors = tuple(filter(None, (a.strip() for a in args.anchors.split(","))))
     for name, value in (QUICK if args.quick else DEFAULTS).items():
         if getattr(args, name) is None:
             setattr(args, name, value)
@@ -127,7 +130,7 @@ class Planned:
     """Games of each match."""
 
 
-def rate(planned: list[Planned], size: int, komi: float, sims: int, data: str) -> None:
+def rate(planned: list[Planned], size: int, komi: float, sims: int, data: str, anchors: tuple[str, ...]) -> None:
     """Play (or resume) every planned ladder match, all in one flow run (one process pool)."""
     from prefect import flow
 
@@ -139,7 +142,7 @@ def rate(planned: list[Planned], size: int, komi: float, sims: int, data: str) -
     @flow(name="strength-matches", log_prints=True, task_runner=StoppingProcessPool())
     def strength_matches() -> None:
         for plan in planned:
-            settings = LadderSettings(size, plan.games, len(plan.opponents), sims, komi, ANCHORS)
+            settings = LadderSettings(size, plan.games, len(plan.opponents), sims, komi, anchors)
             entrant = enter_ladder(ladder_spec(plan.player) or plan.player, settings, Path(data))
             opponents = [enter_ladder(ladder_spec(o) or o, settings, Path(data)) for o in plan.opponents]
             play_matches(entrant, opponents, settings, data)
@@ -149,7 +152,7 @@ def rate(planned: list[Planned], size: int, komi: float, sims: int, data: str) -
 
 def plans(champions: dict[str, list[str]], finals: dict[str, str], args: argparse.Namespace) -> list[Planned]:
     """Every champion against the anchors, the finals with more games, then B's final against A's."""
-    planned = [Planned(player, ANCHORS, args.anchor_games if player in finals.values() else args.rating_games)
+    planned = [Planned(player, args.anchors, args.anchor_games if player in finals.values() else args.rating_games)
                for versions in champions.values() for player in versions]
     return planned + [Planned(finals[LOOPS[1]], (finals[LOOPS[0]],), args.games)]
 
@@ -181,7 +184,7 @@ def main(argv: list[str] | None = None) -> None:
             return
         champions = {name: champion_versions(data, name, args.size) for name in LOOPS}
         finals = {name: versions[-1] for name, versions in champions.items()}
-        rate(plans(champions, finals, args), args.size, settings[LOOPS[0]].komi, args.sims, str(data))
+        rate(plans(champions, finals, args), args.size, settings[LOOPS[0]].komi, args.sims, str(data), args.anchors)
         report(args, settings, data, finals, cores)
 
 

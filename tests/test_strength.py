@@ -35,6 +35,7 @@ def test_quick_run_rates_both_loops_and_resumes(tmp_path: Path, monkeypatch: pyt
     warm = save_model(tmp_path / "sl", build_net(config), config.to_dict())
     data = tmp_path / "data"
     argv = ["--quick", "--minutes", "0.01", "--games", "4", "--rating-games", "1", "--anchor-games", "2",
+            "--anchors", "random,gnugo-0",
             "--a", "games=4", "--b", f"games=4,warm_start={warm}", "--data-dir", str(data), "--png", str(tmp_path / "curve.png")]
     strength.main(argv)
     out = capsys.readouterr().out
