@@ -27,6 +27,12 @@ random playouts; passing is not a candidate (a rollout passes only when nothing 
 Chain liberties come from `libcount[head]`, true liberties (not the engine's pseudo-liberties)
 capped at `LIB_CAP`, and `libs_of[head]`, the first three of them, kept per chain head by the
 caller (`count_liberties`), so that no feature walks a chain.
+
+The kernels index a pattern by its compact code (`COMPACT_PATTERNS`, 1.3 MB as a float32 table
+instead of the 4 MB the raw codes need: the rollout's weight lookups miss the cache less): the
+orthogonal codes as in the raw pattern, then each diagonal as empty-or-off-board / own / opponent
+in base 3. A diagonal is off the board exactly when an orthogonal neighbour next to it is, so no
+pattern is lost; `compact_table` maps compact codes to the same class ids as `canonical_table`.
 Start reading at `point_features`.
 """
 
@@ -48,6 +54,7 @@ DISTANCE0 = LINE0 + NUM_LINES
 NUM_FEATURES = DISTANCE0 + NUM_DISTANCES
 FEATURES_PER_MOVE = 4  # pattern, tactics, line, distance
 RAW_PATTERNS = 8**4 * 4**4
+COMPACT_PATTERNS = 8**4 * 3**4
 LIB_CAP = 4  # libcount holds min(liberties, LIB_CAP): enough to tell 1, 2, 3+ and "3+ before and after"
 # The 20 points near the previous move: (dr, dc) and the distance bucket 1..4 (d = 2..5).
 WINDOW = np.array([(dr, dc, abs(dr) + abs(dc) + max(abs(dr), abs(dc)) - 1)
@@ -88,6 +95,19 @@ def canonical_table() -> tuple[np.ndarray, np.ndarray]:
     if len(representatives) != NUM_PATTERNS:
         raise AssertionError(f"{len(representatives)} pattern classes, NUM_PATTERNS says {NUM_PATTERNS}")
     return table.astype(np.int32), representatives
+
+
+@lru_cache(maxsize=1)
+def compact_table() -> np.ndarray:
+    """(COMPACT_PATTERNS,) int32: compact pattern code (what `point_features` gives) -> class id."""
+    compact = np.arange(COMPACT_PATTERNS, dtype=np.int64)
+    orth = [(compact >> (3 * k)) & 7 for k in range(4)]
+    raw = compact & 4095
+    for k in range(4):  # diagonal k (NE, SE, SW, NW) lies between orthogonals k and k + 1
+        digit = (compact >> 12) // 3**k % 3
+        code = np.where((orth[k] == 1) | (orth[(k + 1) % 4] == 1), 1, np.where(digit == 0, 0, digit + 1))
+        raw += code << (12 + 2 * k)
+    return canonical_table()[0][raw]
 
 
 @njit(cache=True)
@@ -160,7 +180,7 @@ def _liberties_after(state, width, points, p, color, libcount, libs_of, mark, ti
 
 @njit(cache=True, inline="always")
 def point_features(state, width, points, p, libcount, libs_of, mark, tick, out):
-    """The raw pattern (`canonical_table` maps it to its id), tactics id and line id of a black
+    """The compact pattern (`compact_table` maps it to its id), tactics id and line id of a black
     (out[0, :3]) and a white (out[1, :3]) stone at the empty padded point p, from one look.
     Returns a bit mask: 1 if p is a candidate for black, 2 if for white (legal, not an own eye).
     Ko is the caller's to exclude; the distance id is the caller's too."""
@@ -197,19 +217,20 @@ def point_features(state, width, points, p, libcount, libs_of, mark, tick, out):
         raw_b += code_b << (3 * k)
         raw_w += code_w << (3 * k)
     edge = black_diag = white_diag = 0
-    for k, q in enumerate((p - width + 1, p + width + 1, p + width - 1, p - width - 1)):
+    digit = 4096  # the diagonals' base-3 digits follow the orthogonals' 12 bits
+    for q in (p - width + 1, p + width + 1, p + width - 1, p - width - 1):
         c = state[q]
-        code_b = code_w = 0
         if c == BORDER:
-            code_b = code_w = edge = 1
+            edge = 1
         elif c == BLACK:
-            code_b, code_w = 2, 3
+            raw_b += digit
+            raw_w += 2 * digit
             black_diag += 1
         elif c == WHITE:
-            code_b, code_w = 3, 2
+            raw_b += 2 * digit
+            raw_w += digit
             white_diag += 1
-        raw_b += code_b << (12 + 2 * k)
-        raw_w += code_w << (12 + 2 * k)
+        digit *= 3
     line = LINE_TABLE[width, p]
     mask = 0
     if legal_b and not (sides_b and white_diag + edge < 2):
@@ -309,5 +330,5 @@ def candidate_features(planes: np.ndarray, plane_names: tuple[str, ...], size: i
     """(R, N*N, FEATURES_PER_MOVE) int32 feature ids of every candidate (-1 elsewhere) of encoder planes."""
     boards, last, captured = planes_to_boards(planes, plane_names)
     out = np.empty((len(boards), size * size, FEATURES_PER_MOVE), np.int32)
-    board_candidates(boards, last, captured, size, canonical_table()[0], out)
+    board_candidates(boards, last, captured, size, compact_table(), out)
     return out

@@ -30,8 +30,8 @@ from gocore.nn.patterns import (
     NUM_TACTICS,
     TACTICS0,
     WINDOW,
-    canonical_table,
     collect_liberties,
+    compact_table,
     count_all_liberties,
     count_liberties,
     point_features,
@@ -56,9 +56,9 @@ PATTERN_LOGIT_CAP = 80.0  # exp(+-80) fits float32; a pattern weight beyond it w
 
 
 def exp_tables(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(exp of each raw pattern's weight (RAW_PATTERNS,) float32, exp of tactics + line + the far
-    distance (NUM_TACTICS, NUM_LINES) float64): a point's weight is one product, no exp() per move."""
-    raw = np.clip(weights[canonical_table()[0]], -PATTERN_LOGIT_CAP, PATTERN_LOGIT_CAP)
+    """(exp of each compact pattern's weight (COMPACT_PATTERNS,) float32, exp of tactics + line + the
+    far distance (NUM_TACTICS, NUM_LINES) float64): a point's weight is one product, no exp() per move."""
+    raw = np.clip(weights[compact_table()], -PATTERN_LOGIT_CAP, PATTERN_LOGIT_CAP)
     tactics = weights[TACTICS0:TACTICS0 + NUM_TACTICS, None]
     lines = weights[None, LINE0:LINE0 + NUM_LINES]
     return np.exp(raw).astype(np.float32), np.exp(tactics + lines + weights[DISTANCE0])
@@ -67,7 +67,7 @@ def exp_tables(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 @njit(cache=True, inline="always")
 def _refresh(state, width, points, p, libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of, ids_of, ids,
              record):
-    """Recompute both colours' weight of padded point p (and, if record, its raw pattern and ids)."""
+    """Recompute both colours' weight of padded point p (and, if record, its compact pattern and ids)."""
     mask = point_features(state, width, points, p, libcount, libs_of, mark, tick, ids) if state[p] == EMPTY else 0
     for ci in range(2):
         weights_of[ci, p] = 0.0
@@ -205,7 +205,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
     last0: padded point of the previous stone (-1: none). With trace_moves of length > 0 (tests),
     the first game records each move (unpadded, N*N = pass; -1 after the end), the mover's
     sampling weight of every padded point before it (trace_weights (T, P)) and the ids both
-    colours' points hold (trace_ids (T, 2, P, 3), raw patterns first).
+    colours' points hold (trace_ids (T, 2, P, 3), compact patterns first).
     """
     width = n + 2
     points = width * width
@@ -315,7 +315,7 @@ class PatternRollouts:
 
     def __init__(self, weights: np.ndarray):
         self.weights = np.ascontiguousarray(weights, dtype=np.float64)
-        self.exp_raw, self.exp_rest = exp_tables(self.weights)  # exp_raw: 4 MB, one lookup per pattern
+        self.exp_raw, self.exp_rest = exp_tables(self.weights)  # exp_raw: 1.3 MB, one lookup per pattern
         self.boost = np.exp(self.weights[DISTANCE0 + 1:DISTANCE0 + NUM_DISTANCES] - self.weights[DISTANCE0])
 
     def scores(self, start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:

@@ -28,7 +28,7 @@ def last_point(position: Position) -> tuple[int, int] | None:
 def check_position(position: Position, weights: np.ndarray, mover_weights: np.ndarray, ids: np.ndarray) -> None:
     """The kernel's ids (both colours) and the mover's sampling weights match the reference."""
     size, width = position.size, position.size + 2
-    table, representatives = patterns.canonical_table()
+    table, representatives = patterns.compact_table(), patterns.canonical_table()[1]
     board, last = position.stones, last_point(position)
     for m in range(size * size):
         point, padded = divmod(m, size), (m // size + 1) * width + m % size + 1
@@ -38,7 +38,7 @@ def check_position(position: Position, weights: np.ndarray, mover_weights: np.nd
             if expected is None:
                 assert kernel[0] == -1, (m, color)
                 continue
-            pattern = table[kernel[0]]  # the kernel keeps raw patterns
+            pattern = table[kernel[0]]  # the kernel keeps compact patterns
             assert (representatives[pattern], kernel[1], kernel[2]) == expected[:3], (m, color)
             if color == position.to_play:
                 logit = weights[list(expected[1:])].sum() + weights[pattern]
