@@ -99,6 +99,22 @@ def test_canonical_patterns_are_closed_under_symmetry() -> None:
         assert representatives[table[raw]] == ref.canonical_raw(orth, diag)
 
 
+def test_compact_patterns_keep_the_class_of_every_pattern_a_board_can_show() -> None:
+    table, compact = patterns.canonical_table()[0], patterns.compact_table()
+    rng = np.random.default_rng(1)
+    checked = 0
+    for raw in rng.integers(0, patterns.RAW_PATTERNS, 2000):
+        orth = [(int(raw) >> (3 * k)) & 7 for k in range(4)]
+        diag = [(int(raw) >> (12 + 2 * k)) & 3 for k in range(4)]
+        off = [orth[k] == 1 or orth[(k + 1) % 4] == 1 for k in range(4)]  # diagonal k touches orthogonals k, k+1
+        if any((d == 1) != o for d, o in zip(diag, off)):
+            continue  # a diagonal is off the board exactly when a neighbouring orthogonal is
+        code = (int(raw) & 4095) + 4096 * sum((0 if d <= 1 else d - 1) * 3**k for k, d in enumerate(diag))
+        assert compact[code] == table[raw], (orth, diag)
+        checked += 1
+    assert checked > 100
+
+
 def test_row_features_from_planes_match_the_reference_with_last_move_and_ko() -> None:
     position = position_from_ascii("""
         . . . . .
