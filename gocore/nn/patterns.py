@@ -27,6 +27,12 @@ random playouts; passing is not a candidate (a rollout passes only when nothing 
 Chain liberties come from `libcount[head]`, true liberties (not the engine's pseudo-liberties)
 capped at `LIB_CAP`, and `libs_of[head]`, the first three of them, kept per chain head by the
 caller (`count_liberties`), so that no feature walks a chain.
+
+The kernels index a pattern by its compact code (`COMPACT_PATTERNS`, 1.3 MB as a float32 table
+instead of the 4 MB the raw codes need: the rollout's weight lookups miss the cache less): the
+orthogonal codes as in the raw pattern, then each diagonal as empty-or-off-board / own / opponent
+in base 3. A diagonal is off the board exactly when an orthogonal neighbour next to it is, so no
+pattern is lost; `compact_table` maps compact codes to the same class ids as `canonical_table`.
 Start reading at `point_features`.
 """
 
@@ -48,6 +54,7 @@ DISTANCE0 = LINE0 + NUM_LINES
 NUM_FEATURES = DISTANCE0 + NUM_DISTANCES
 FEATURES_PER_MOVE = 4  # pattern, tactics, line, distance
 RAW_PATTERNS = 8**4 * 4**4
+COMPACT_PATTERNS = 8**4 * 3**4
 LIB_CAP = 4  # libcount holds min(liberties, LIB_CAP): enough to tell 1, 2, 3+ and "3+ before and after"
 # The 20 points near the previous move: (dr, dc) and the distance bucket 1..4 (d = 2..5).
 WINDOW = np.array([(dr, dc, abs(dr) + abs(dc) + max(abs(dr), abs(dc)) - 1)
@@ -88,6 +95,19 @@ def canonical_table() -> tuple[np.ndarray, np.ndarray]:
     if len(representatives) != NUM_PATTERNS:
         raise AssertionError(f"{len(representatives)} pattern classes, NUM_PATTERNS says {NUM_PATTERNS}")
     return table.astype(np.int32), representatives
+
+
+@lru_cache(maxsize=1)
+def compact_table() -> np.ndarray:
+    """(COMPACT_PATTERNS,) int32: compact pattern code (what `point_features` gives) -> class id."""
+    compact = np.arange(COMPACT_PATTERNS, dtype=np.int64)
+    orth = [(compact >> (3 * k)) & 7 for k in range(4)]
+    raw = compact & 4095
+    for k in range(4):  # diagonal k (NE, SE, SW, NW) lies between orthogonals k and k + 1
+        digit = (compact >> 12) // 3**k % 3
+        code = np.where((orth[k] == 1) | (orth[(k + 1) % 4] == 1), 1, np.where(digit == 0, 0, digit + 1))
+        raw += code << (12 + 2 * k)
+    return canonical_table()[0][raw]
 
 
 @njit(cache=True)
@@ -158,71 +178,82 @@ def _liberties_after(state, width, points, p, color, libcount, libs_of, mark, ti
     return min(count, 3)
 
 
+# An orthogonal neighbour, looked up by key = colour * (LIB_CAP + 1) + libcount of its chain (any count
+# for an empty or off-board point): its code in the black and in the white pattern, and what it says
+# about a stone of either colour at the point (flag bits below). Tables instead of branches: the
+# neighbours' colours are what a branch predictor cannot guess.
+LEGAL_B, LEGAL_W, ATARI_B, ATARI_W, BIG_B, BIG_W, OPEN_B, OPEN_W = (1 << k for k in range(8))
+
+
+def _orthogonal_tables() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    keys = 4 * (LIB_CAP + 1)
+    code_b, code_w, flags = np.zeros(keys, np.int64), np.zeros(keys, np.int64), np.zeros(keys, np.int64)
+    for libs in range(LIB_CAP + 1):
+        code_b[BORDER * (LIB_CAP + 1) + libs] = code_w[BORDER * (LIB_CAP + 1) + libs] = 1
+        flags[EMPTY * (LIB_CAP + 1) + libs] = LEGAL_B | LEGAL_W | OPEN_B | OPEN_W
+        for color, own, other in ((BLACK, 0, 1), (WHITE, 1, 0)):  # bit shifts of the stone's side, the other's
+            key = color * (LIB_CAP + 1) + libs
+            codes = (1 + min(libs, 3), 4 + min(libs, 3))
+            code_b[key], code_w[key] = codes if color == BLACK else codes[::-1]
+            flags[key] = (((LEGAL_B << own) if libs >= 2 else 0) | ((LEGAL_B << other) if libs == 1 else 0)
+                          | ((ATARI_B << own) if libs == 1 else 0) | ((BIG_B << own) if libs >= LIB_CAP else 0)
+                          | (OPEN_B << other))
+    return code_b, code_w, flags
+
+
+ORTH_CODE_B, ORTH_CODE_W, ORTH_FLAGS = _orthogonal_tables()
+
+
 @njit(cache=True, inline="always")
 def point_features(state, width, points, p, libcount, libs_of, mark, tick, out):
-    """The raw pattern (`canonical_table` maps it to its id), tactics id and line id of a black
+    """The compact pattern (`compact_table` maps it to its id), tactics id and line id of a black
     (out[0, :3]) and a white (out[1, :3]) stone at the empty padded point p, from one look.
     Returns a bit mask: 1 if p is a candidate for black, 2 if for white (legal, not an own eye).
     Ko is the caller's to exclude; the distance id is the caller's too."""
     head, size = 2 * points, 4 * points
-    raw_b = raw_w = 0
-    legal_b = legal_w = atari_b = atari_w = big_b = big_w = False  # big: an own chain with 4+ liberties
-    sides_b = sides_w = True  # every orthogonal neighbour is own or off-board (an eye's first test)
-    captures_b = captures_w = empties = 0
+    raw_b = raw_w = flags = empties = 0
+    captures_b = captures_w = 0
     seen0 = seen1 = seen2 = -1  # heads of chains in atari already counted
-    for k, q in enumerate((p - width, p + 1, p + width, p - 1)):
+    shift = 0
+    for q in (p - width, p + 1, p + width, p - 1):
         c = state[q]
-        code_b = code_w = 1
-        if c == EMPTY:
-            code_b = code_w = 0
-            empties += 1
-            legal_b = legal_w = True
-            sides_b = sides_w = False
-        elif c != BORDER:
-            h = state[head + q]
-            libs = libcount[h]
-            is_new = libs == 1 and h != seen0 and h != seen1 and h != seen2
-            if is_new:
-                seen0, seen1, seen2 = h, seen0, seen1
+        h = state[head + q]  # stale on an empty or off-board point: its table rows ignore the count
+        key = c * (LIB_CAP + 1) + libcount[h]
+        raw_b += ORTH_CODE_B[key] << shift
+        raw_w += ORTH_CODE_W[key] << shift
+        flags |= ORTH_FLAGS[key]
+        empties += c == EMPTY
+        shift += 3
+        if ORTH_FLAGS[key] & (ATARI_B | ATARI_W) and h != seen0 and h != seen1 and h != seen2:
+            seen0, seen1, seen2 = h, seen0, seen1
             if c == BLACK:
-                code_b, code_w = 1 + min(libs, 3), 4 + min(libs, 3)
-                legal_b, legal_w = legal_b or libs >= 2, legal_w or libs == 1
-                atari_b, sides_w, big_b = atari_b or libs == 1, False, big_b or libs >= LIB_CAP
-                captures_w += state[size + h] if is_new else 0
+                captures_w += state[size + h]
             else:
-                code_b, code_w = 4 + min(libs, 3), 1 + min(libs, 3)
-                legal_w, legal_b = legal_w or libs >= 2, legal_b or libs == 1
-                atari_w, sides_b, big_w = atari_w or libs == 1, False, big_w or libs >= LIB_CAP
-                captures_b += state[size + h] if is_new else 0
-        raw_b += code_b << (3 * k)
-        raw_w += code_w << (3 * k)
+                captures_b += state[size + h]
     edge = black_diag = white_diag = 0
-    for k, q in enumerate((p - width + 1, p + width + 1, p + width - 1, p - width - 1)):
+    digit = 4096  # the diagonals' base-3 digits follow the orthogonals' 12 bits
+    for q in (p - width + 1, p + width + 1, p + width - 1, p - width - 1):
         c = state[q]
-        code_b = code_w = 0
-        if c == BORDER:
-            code_b = code_w = edge = 1
-        elif c == BLACK:
-            code_b, code_w = 2, 3
-            black_diag += 1
-        elif c == WHITE:
-            code_b, code_w = 3, 2
-            white_diag += 1
-        raw_b += code_b << (12 + 2 * k)
-        raw_w += code_w << (12 + 2 * k)
+        is_black, is_white = c == BLACK, c == WHITE
+        raw_b += (is_black + 2 * is_white) * digit
+        raw_w += (is_white + 2 * is_black) * digit
+        edge |= c == BORDER
+        black_diag += is_black
+        white_diag += is_white
+        digit *= 3
     line = LINE_TABLE[width, p]
     mask = 0
-    if legal_b and not (sides_b and white_diag + edge < 2):
-        after = 3 if empties >= 3 or big_b else _liberties_after(state, width, points, p, BLACK, libcount,
-                                                                 libs_of, mark, tick)
+    if flags & LEGAL_B and (flags & OPEN_B or white_diag + edge >= 2):
+        after = 3 if empties >= 3 or flags & BIG_B else _liberties_after(state, width, points, p, BLACK, libcount,
+                                                                         libs_of, mark, tick)
         out[0, 0], out[0, 2] = raw_b, line
-        out[0, 1] = TACTICS0 + min(captures_b, 2) * 6 + (3 if atari_b else 0) + after - 1
+        out[0, 1] = TACTICS0 + min(captures_b, 2) * 6 + (3 if flags & ATARI_B else 0) + after - 1
         mask |= 1
-    if legal_w and not (sides_w and black_diag + edge < 2):
-        after = 3 if empties >= 3 or big_w else _liberties_after(state, width, points, p, WHITE, libcount,
-                                                                 libs_of, mark, tick)
+    if flags & LEGAL_W and (flags & OPEN_W or black_diag + edge >= 2):
+        after = 3 if empties >= 3 or flags & BIG_W else _liberties_after(state, width, points, p, WHITE, libcount,
+                                                                         libs_of, mark, tick)
         out[1, 0], out[1, 2] = raw_w, line
-        out[1, 1] = TACTICS0 + min(captures_w, 2) * 6 + (3 if atari_w else 0) + after - 1
+        out[1, 1] = TACTICS0 + min(captures_w, 2) * 6 + (3 if flags & ATARI_W else 0) + after - 1
         mask |= 2
     return mask
 
@@ -309,5 +340,5 @@ def candidate_features(planes: np.ndarray, plane_names: tuple[str, ...], size: i
     """(R, N*N, FEATURES_PER_MOVE) int32 feature ids of every candidate (-1 elsewhere) of encoder planes."""
     boards, last, captured = planes_to_boards(planes, plane_names)
     out = np.empty((len(boards), size * size, FEATURES_PER_MOVE), np.int32)
-    board_candidates(boards, last, captured, size, canonical_table()[0], out)
+    board_candidates(boards, last, captured, size, compact_table(), out)
     return out

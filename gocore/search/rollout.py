@@ -7,9 +7,10 @@ and returns their Tromp-Taylor scores, as `board.random_playouts` does for unifo
 
 Speed comes from incremental updates (start reading at `_play`): every empty point keeps
 exp(logit without the distance term) for each colour in `weights_of`, and after a move only the
-points whose features can have changed are recomputed: the 3x3 around the stone and around
-captured stones, and the liberties of chains whose liberty count changed (unless it stayed at
-4 or more). A point's weight is a product of precomputed exponentials (`exp_tables`: the raw
+points whose features can have changed are recomputed: the orthogonal neighbours of the stone,
+the 3x3 around captured stones, and the liberties of chains whose liberty count changed (unless
+it stayed at 4 or more). A diagonal neighbour that is none of these only sees one digit of its
+pattern code change: its weight is updated from the ids it keeps (`_add_diagonal`). A point's weight is a product of precomputed exponentials (`exp_tables`: the raw
 pattern's, and the tactics-and-line pair's), so no exp() runs during a game. The
 distance-to-previous-move term touches 20 points around the last stone; it is applied at sampling
 time as a second mixture component. Sampling is one vectorised sum over the board and one scan
@@ -30,8 +31,8 @@ from gocore.nn.patterns import (
     NUM_TACTICS,
     TACTICS0,
     WINDOW,
-    canonical_table,
     collect_liberties,
+    compact_table,
     count_all_liberties,
     count_liberties,
     point_features,
@@ -56,28 +57,51 @@ PATTERN_LOGIT_CAP = 80.0  # exp(+-80) fits float32; a pattern weight beyond it w
 
 
 def exp_tables(weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(exp of each raw pattern's weight (RAW_PATTERNS,) float32, exp of tactics + line + the far
-    distance (NUM_TACTICS, NUM_LINES) float64): a point's weight is one product, no exp() per move."""
-    raw = np.clip(weights[canonical_table()[0]], -PATTERN_LOGIT_CAP, PATTERN_LOGIT_CAP)
+    """(exp of each compact pattern's weight (COMPACT_PATTERNS,) float32, exp of tactics + line + the
+    far distance (NUM_TACTICS, NUM_LINES) float64): a point's weight is one product, no exp() per move."""
+    raw = np.clip(weights[compact_table()], -PATTERN_LOGIT_CAP, PATTERN_LOGIT_CAP)
     tactics = weights[TACTICS0:TACTICS0 + NUM_TACTICS, None]
     lines = weights[None, LINE0:LINE0 + NUM_LINES]
     return np.exp(raw).astype(np.float32), np.exp(tactics + lines + weights[DISTANCE0])
 
 
 @njit(cache=True, inline="always")
-def _refresh(state, width, points, p, libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of, ids_of, ids,
-             record):
-    """Recompute both colours' weight of padded point p (and, if record, its raw pattern and ids)."""
+def _refresh(state, width, points, p, libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of, ids_of, ids):
+    """Recompute both colours' weight of padded point p and its ids (compact pattern first; -1: no candidate)."""
     mask = point_features(state, width, points, p, libcount, libs_of, mark, tick, ids) if state[p] == EMPTY else 0
     for ci in range(2):
         weights_of[ci, p] = 0.0
-        if record:
-            ids_of[ci, p, 0] = -1
+        ids_of[ci, p, 0] = -1
         if mask & (ci + 1):
-            weight = exp_raw[ids[ci, 0]] * exp_rest[ids[ci, 1] - TACTICS0, ids[ci, 2] - LINE0]
-            weights_of[ci, p] = min(max(weight, MIN_WEIGHT), MAX_WEIGHT)
-            if record:
-                ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[ci, 0], ids[ci, 1], ids[ci, 2]
+            ids_of[ci, p, 0], ids_of[ci, p, 1], ids_of[ci, p, 2] = ids[ci, 0], ids[ci, 1], ids[ci, 2]
+            _reweigh(p, ci, exp_raw, exp_rest, weights_of, ids_of)
+
+
+@njit(cache=True, inline="always")
+def _reweigh(p, ci, exp_raw, exp_rest, weights_of, ids_of):
+    """weights_of[ci, p] from the ids it holds: one product of precomputed exponentials."""
+    weight = exp_raw[ids_of[ci, p, 0]] * exp_rest[ids_of[ci, p, 1] - TACTICS0, ids_of[ci, p, 2] - LINE0]
+    weights_of[ci, p] = min(max(weight, MIN_WEIGHT), MAX_WEIGHT)
+
+
+@njit(cache=True)
+def _add_diagonal(state, width, p, color, exp_raw, exp_rest, weights_of, ids_of, dirty, n_dirty, mark_dirty, stamp):
+    """A `color` stone now at p: shift the pattern of each empty diagonal neighbour not already
+    dirty, whose other features cannot have changed. Its legality cannot change either, and only
+    the other colour's own-eye test can (a new opponent diagonal): if that colour may not play
+    there now, the point is marked dirty instead."""
+    digit = 4096  # p is the diagonal NE, SE, SW, NW of these points in turn
+    for q in (p + width - 1, p - width - 1, p - width + 1, p + width + 1):
+        if state[q] == EMPTY and mark_dirty[q] != stamp:
+            if weights_of[2 - color, q] == 0.0:
+                n_dirty = _mark(q, dirty, n_dirty, mark_dirty, stamp)
+            else:
+                for ci in range(2):
+                    if ids_of[ci, q, 0] >= 0:
+                        ids_of[ci, q, 0] += digit if ci == color - 1 else 2 * digit
+                        _reweigh(q, ci, exp_raw, exp_rest, weights_of, ids_of)
+        digit *= 3
+    return n_dirty
 
 
 @njit(cache=True, inline="always")
@@ -104,7 +128,7 @@ def _recount(state, width, points, h, old, libcount, libs_of, mark, tick, buf, d
 
 @njit(cache=True)
 def _update_after(state, width, points, p, joined, freed, n_freed, libcount, libs_of, mark, tick, buf, exp_raw,
-                  exp_rest, weights_of, ids_of, ids, record, dirty, mark_dirty, stamp):
+                  exp_rest, weights_of, ids_of, ids, dirty, mark_dirty, stamp):
     """After a stone at p captured freed[:n_freed]: fix chain liberty counts, then refresh the
     points whose features may have changed. joined: the smallest liberty count, before the move,
     of the own chains the stone joined (LIB_CAP if none: its liberties are its neighbours)."""
@@ -120,7 +144,7 @@ def _update_after(state, width, points, p, joined, freed, n_freed, libcount, lib
             done0, done1, done2 = h, done0, done1
             n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
                                mark_dirty, stamp)
-    for q in (p - width - 1, p - width, p - width + 1, p - 1, p + 1, p + width - 1, p + width, p + width + 1):
+    for q in (p - width, p + 1, p + width, p - 1):
         if state[q] == EMPTY:
             n_dirty = _mark(q, dirty, n_dirty, mark_dirty, stamp)
     for j in range(n_freed):
@@ -132,12 +156,13 @@ def _update_after(state, width, points, p, joined, freed, n_freed, libcount, lib
                 h = state[head + q]
                 n_dirty = _recount(state, width, points, h, libcount[h], libcount, libs_of, mark, tick, buf, dirty, n_dirty,
                                    mark_dirty, stamp)
+    n_dirty = _add_diagonal(state, width, p, color, exp_raw, exp_rest, weights_of, ids_of, dirty, n_dirty, mark_dirty,
+                            stamp)
     weights_of[0, p] = weights_of[1, p] = 0.0
-    if record:
-        ids_of[0, p, 0] = ids_of[1, p, 0] = -1
+    ids_of[0, p, 0] = ids_of[1, p, 0] = -1
     for j in range(n_dirty):
         _refresh(state, width, points, dirty[j], libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of, ids_of,
-                 ids, record)
+                 ids)
 
 
 @njit(cache=True, fastmath=True)
@@ -190,7 +215,7 @@ def _setup(state0, n, exp_raw, exp_rest):
     ids = np.empty((2, 3), dtype=np.int64)
     for m in range(n * n):
         _refresh(state0, width, points, to_padded(m, n), libcount, libs_of, mark, tick, exp_raw, exp_rest, weights_of,
-                 ids_of, ids, True)
+                 ids_of, ids)
     return libcount, libs_of, weights_of, ids_of
 
 
@@ -205,14 +230,13 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
     last0: padded point of the previous stone (-1: none). With trace_moves of length > 0 (tests),
     the first game records each move (unpadded, N*N = pass; -1 after the end), the mover's
     sampling weight of every padded point before it (trace_weights (T, P)) and the ids both
-    colours' points hold (trace_ids (T, 2, P, 3), raw patterns first).
+    colours' points hold (trace_ids (T, 2, P, 3), compact patterns first).
     """
     width = n + 2
     points = width * width
     hdr = 5 * points
     libcount0, libs_of0, weights0, ids0 = _setup(state0, n, exp_raw, exp_rest)
     near = _window_table(n)
-    record = trace_moves.shape[0] > 0
     gain = np.empty(WINDOW.shape[0])  # a window point's weight times this is its extra weight
     for j in range(WINDOW.shape[0]):
         gain[j] = boost[WINDOW[j, 2] - 1] - 1.0
@@ -231,8 +255,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
         libcount[:] = libcount0
         libs_of[:] = libs_of0
         weights_of[:] = weights0
-        if record:
-            ids_of[:] = ids0
+        ids_of[:] = ids0
         k = 0
         for p in range(points):
             if state[p] == EMPTY:
@@ -300,7 +323,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
                     k += 1
                 stamp += 1
                 _update_after(state, width, points, chosen, joined, freed, n_freed, libcount, libs_of, mark, tick, buf,
-                              exp_raw, exp_rest, weights_of, ids_of, ids, record, dirty, mark_dirty, stamp)
+                              exp_raw, exp_rest, weights_of, ids_of, ids, dirty, mark_dirty, stamp)
                 passes = 0
                 last = chosen
             color = 3 - color
@@ -315,7 +338,7 @@ class PatternRollouts:
 
     def __init__(self, weights: np.ndarray):
         self.weights = np.ascontiguousarray(weights, dtype=np.float64)
-        self.exp_raw, self.exp_rest = exp_tables(self.weights)  # exp_raw: 4 MB, one lookup per pattern
+        self.exp_raw, self.exp_rest = exp_tables(self.weights)  # exp_raw: 1.3 MB, one lookup per pattern
         self.boost = np.exp(self.weights[DISTANCE0 + 1:DISTANCE0 + NUM_DISTANCES] - self.weights[DISTANCE0])
 
     def scores(self, start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:

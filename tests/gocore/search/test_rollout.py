@@ -28,7 +28,7 @@ def last_point(position: Position) -> tuple[int, int] | None:
 def check_position(position: Position, weights: np.ndarray, mover_weights: np.ndarray, ids: np.ndarray) -> None:
     """The kernel's ids (both colours) and the mover's sampling weights match the reference."""
     size, width = position.size, position.size + 2
-    table, representatives = patterns.canonical_table()
+    table, representatives = patterns.compact_table(), patterns.canonical_table()[1]
     board, last = position.stones, last_point(position)
     for m in range(size * size):
         point, padded = divmod(m, size), (m // size + 1) * width + m % size + 1
@@ -38,7 +38,7 @@ def check_position(position: Position, weights: np.ndarray, mover_weights: np.nd
             if expected is None:
                 assert kernel[0] == -1, (m, color)
                 continue
-            pattern = table[kernel[0]]  # the kernel keeps raw patterns
+            pattern = table[kernel[0]]  # the kernel keeps compact patterns
             assert (representatives[pattern], kernel[1], kernel[2]) == expected[:3], (m, color)
             if color == position.to_play:
                 logit = weights[list(expected[1:])].sum() + weights[pattern]
@@ -97,6 +97,22 @@ def test_canonical_patterns_are_closed_under_symmetry() -> None:
         orth = [(int(raw) >> (3 * k)) & 7 for k in range(4)]
         diag = [(int(raw) >> (12 + 2 * k)) & 3 for k in range(4)]
         assert representatives[table[raw]] == ref.canonical_raw(orth, diag)
+
+
+def test_compact_patterns_keep_the_class_of_every_pattern_a_board_can_show() -> None:
+    table, compact = patterns.canonical_table()[0], patterns.compact_table()
+    rng = np.random.default_rng(1)
+    checked = 0
+    for raw in rng.integers(0, patterns.RAW_PATTERNS, 2000):
+        orth = [(int(raw) >> (3 * k)) & 7 for k in range(4)]
+        diag = [(int(raw) >> (12 + 2 * k)) & 3 for k in range(4)]
+        off = [orth[k] == 1 or orth[(k + 1) % 4] == 1 for k in range(4)]  # diagonal k touches orthogonals k, k+1
+        if any((d == 1) != o for d, o in zip(diag, off)):
+            continue  # a diagonal is off the board exactly when a neighbouring orthogonal is
+        code = (int(raw) & 4095) + 4096 * sum((0 if d <= 1 else d - 1) * 3**k for k, d in enumerate(diag))
+        assert compact[code] == table[raw], (orth, diag)
+        checked += 1
+    assert checked > 100
 
 
 def test_row_features_from_planes_match_the_reference_with_last_move_and_ko() -> None:
