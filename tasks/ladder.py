@@ -30,7 +30,7 @@ from gocore.play.ratings import Strength, strength_label
 from storage import layout, matches, ratings
 from tasks.evaluate import MatchSettings
 from tasks.players import (
-    DEFAULT_GNUGO_LEVEL,
+    gnugo_level,
     has_gnugo,
     ladder_name,
     ladder_spec,
@@ -230,7 +230,7 @@ def strength(player: str, rows: Sequence[Rating | LadderRow], size: int) -> Stre
     gnugo = {}
     for row in rows:
         if row.player.startswith("gnugo") and (spec := parse_player(row.player)).kind == "gnugo":
-            gnugo[spec.number or DEFAULT_GNUGO_LEVEL] = (row.elo, row.stderr)
+            gnugo[gnugo_level(spec)] = (row.elo, row.stderr)
     return strength_label(mine.elo, mine.stderr, mine.games, gnugo, size)
 
 

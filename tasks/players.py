@@ -149,6 +149,11 @@ def alphago_models(parsed: PlayerSpec, size: int, data: Path | None = None) -> t
     return (default_model_uri(size, "policy"), default_model_uri(size, "value"), *([rollout] if rollout else []))
 
 
+def gnugo_level(parsed: PlayerSpec) -> int:
+    """The GNU Go level a gnugo spec plays at: its number (level 0 is a level), else the default."""
+    return DEFAULT_GNUGO_LEVEL if parsed.number is None else parsed.number
+
+
 def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -> str:
     """The player's name on the Elo ladder, which must mean the same player for good: a registered
     model as ``NAME/VERSION`` (an alias resolved now, since it moves later), ``random``,
@@ -161,7 +166,7 @@ def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -
     if parsed.kind == "uct":
         return f"uct-{parsed.number or sims}"
     if parsed.kind == "gnugo":
-        return f"gnugo-{parsed.number or DEFAULT_GNUGO_LEVEL}"
+        return f"gnugo-{gnugo_level(parsed)}"
     if parsed.kind == "model" and spec.startswith("models:/"):
         from storage import registry
 
@@ -207,7 +212,7 @@ def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) 
         simulations = parsed.number or settings.sims
         return Player(spec, f"uct-{simulations}", lambda seed: UCTAgent(simulations=simulations, seed=seed))
     if parsed.kind == "gnugo":
-        command = gnugo_command(parsed.number or DEFAULT_GNUGO_LEVEL, settings.size, settings.komi)
+        command = gnugo_command(gnugo_level(parsed), settings.size, settings.komi)
         return _engine_player(spec, [*command, *GNUGO_TROMP_TAYLOR], settings)
     if parsed.kind == "gtp":
         return _engine_player(spec, engine_command(parsed.command), settings)

@@ -111,9 +111,9 @@ def test_missing_models_say_where_they_were_looked_for(data_dir: Path, tmp_path:
 def test_ladder_names_name_the_same_player_for_good_and_lead_back_to_a_spec(tmp_path: Path):
     from tasks.players import ladder_name, ladder_spec
 
-    names = {spec: ladder_name(spec, 8) for spec in ("random", "uct", "uct-30", "gnugo", "gnugo-1",
+    names = {spec: ladder_name(spec, 8) for spec in ("random", "uct", "uct-30", "gnugo", "gnugo-0", "gnugo-1",
                                                       "gtp:gnugo --mode gtp --level 2")}
-    assert names == {"random": "random", "uct": "uct-8", "uct-30": "uct-30", "gnugo": "gnugo-5",
+    assert names == {"random": "random", "uct": "uct-8", "uct-30": "uct-30", "gnugo": "gnugo-5", "gnugo-0": "gnugo-0",
                      "gnugo-1": "gnugo-1", "gtp:gnugo --mode gtp --level 2": "gtp:gnugo --mode gtp --level 2"}
     assert ladder_name(tiny_model(tmp_path / "gen7"), 8) == "dir:gen7"
     assert [ladder_spec(name) for name in ("gozero-9x9/3", "uct-30", "random", "gtp:x --y", "dir:gen7")] == [
