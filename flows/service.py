@@ -22,6 +22,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from flows.deploy import PROJECT, WORK_POOL, apply_deployments
 from gocore.errors import GozeroError
@@ -288,24 +289,23 @@ def _processes() -> dict[int, tuple[int, int]]:
     return table
 
 
-@contextlib.contextmanager
-def interruptible() -> Iterator[None]:
+def interruptible() -> contextlib.AbstractContextManager[None]:
     """SIGINT and SIGTERM raise KeyboardInterrupt, so `kill PID` stops as cleanly as Ctrl-C, and Ctrl-C
     works even where a shell started us with SIGINT ignored (a background job of a script)."""
-    previous = {sig: signal.signal(sig, signal.default_int_handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+    return _stop_signals(signal.default_int_handler)
+
+
+def signals_ignored() -> contextlib.AbstractContextManager[None]:
+    """A second Ctrl-C must not cut the stopping short and leave processes behind."""
+    return _stop_signals(signal.SIG_IGN)
 
 
 @contextlib.contextmanager
-def signals_ignored() -> Iterator[None]:
-    """A second Ctrl-C must not cut the stopping short and leave processes behind."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
+def _stop_signals(handler: Any) -> Iterator[None]:
+    """SIGINT and SIGTERM handled by `handler` inside the block, as before it afterwards."""
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield
     finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+        for sig, restored in previous.items():
+            signal.signal(sig, restored)

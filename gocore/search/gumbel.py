@@ -253,13 +253,7 @@ class GumbelSearch(BatchedSearch):
         node = root
         node.visits += loss
         while True:
-            node.child_N[move] += loss
-            node.child_W[move] -= loss
-            child = node.children.get(move)
-            if child is None:
-                child = node.children[move] = self._new_node(node.position.play(move), node, move)
-            child.visits += loss
-            node = child
+            node = self._charge(node, move, loss)
             if node.prior is None:
                 return node
             move = select_child(node, self.gumbel)

@@ -305,14 +305,18 @@ class BatchedSearch:
         while node.prior is not None:
             move = (forced_root_move(node.child_N, node.child_W, node.child_P, node.illegal, c_puct)
                     if forced and node is root else node.best_move(c_puct))
-            node.child_N[move] += loss
-            node.child_W[move] -= loss
-            child = node.children.get(move)
-            if child is None:
-                child = node.children[move] = self._new_node(node.position.play(move), node, move)
-            child.visits += loss
-            node = child
+            node = self._charge(node, move, loss)
         return node
+
+    def _charge(self, node: Node, move: int, loss: float) -> Node:
+        """Charge virtual loss on `node`'s edge `move` and to its child (made if new); the child."""
+        node.child_N[move] += loss
+        node.child_W[move] -= loss
+        child = node.children.get(move)
+        if child is None:
+            child = node.children[move] = self._new_node(node.position.play(move), node, move)
+        child.visits += loss
+        return child
 
     def _backup(self, leaf: Node, value: float, count: float = 1.0) -> None:
         """Add `count` visits of `value` (leaf mover's view) up the path, removing virtual loss."""
