@@ -6,8 +6,8 @@
    server already up): its wall time against the sum of its stages' compute (the step records).
 2. The same self-play without Prefect: `tasks.selfplay.play_shard` on a plain process pool of the
    same size with the same settings and model, against the loop's self-play step.
-3. The peak RSS of one self-play worker (a fresh process playing the loop's default batch of
-   games in lockstep with the tiny net), against the 0.5 GB target, and its peak private memory;
+3. The peak RSS of one self-play worker (a fresh process playing its share of the loop's tasks,
+   each task's games in lockstep, with the tiny net), against the 0.5 GB target, and its peak private memory;
    ``--memory-only`` measures just this, e.g. the loop's defaults: ``--games 200 --sims 32``.
 
 The last line is ``loop: compute/wall=<ratio> selfplay_loop_vs_alone=<ratio> worker_peak_gb=<x>
@@ -48,15 +48,23 @@ def play_alone(model: str, local: tuple[str, str], games: int, seed: int, data: 
     return time.perf_counter() - start
 
 
-def worker_peak_gb(model: str, local: tuple[str, str], games: int, data: str, sims: int,
+def loop_tasks(games: int, workers: int) -> list[int]:
+    """The games of each self-play task the loop makes of a generation of `games` on `workers`."""
+    from flows.selfplay import default_games_per_task, plan_batches
+
+    return [count for _, count in plan_batches(games, default_games_per_task(games, workers), 0)]
+
+
+def worker_peak_gb(model: str, local: tuple[str, str], batches: list[int], data: str, sims: int,
                    size: int) -> tuple[float, float]:
-    """(peak RSS, peak private memory) in GB of a fresh process playing `games` games in lockstep."""
+    """(peak RSS, peak private memory) in GB of a fresh process playing `batches` (games in
+    lockstep each) one after another, as a pool worker plays its share of the tasks."""
     with ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn")) as pool:
-        return pool.submit(_peak_of_batch, model, local, games, data, sims, size).result()
+        return pool.submit(_peak_of_batches, model, local, batches, data, sims, size).result()
 
 
-def _peak_of_batch(model: str, local: tuple[str, str], games: int, data: str, sims: int,
-                   size: int) -> tuple[float, float]:
+def _peak_of_batches(model: str, local: tuple[str, str], batches: list[int], data: str, sims: int,
+                     size: int) -> tuple[float, float]:
     """VmHWM (this process image's peak RSS: unlike ru_maxrss, not inherited from the parent that
     spawned it) and the peak of its private pages (sampled): the shared library pages of torch and
     numba (~150 MB of the RSS) are one copy for all workers."""
@@ -71,7 +79,8 @@ def _peak_of_batch(model: str, local: tuple[str, str], games: int, data: str, si
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
-    play_alone(model, local, games, 99, data, sims, size)
+    for index, games in enumerate(batches):
+        play_alone(model, local, games, 99 + index, data, sims, size)
     stop.set()
     sampler.join()
     status = dict(line.split(":", 1) for line in Path("/proc/self/status").read_text().splitlines())
@@ -88,12 +97,13 @@ def memory_only(args: argparse.Namespace) -> None:
     from gocore.nn.nets import build_net, preset
     from storage.checkpoints import save_model
 
-    per_worker = -(-args.games // args.workers)
+    share = loop_tasks(args.games, args.workers)[::args.workers]
     with tempfile.TemporaryDirectory(prefix="gozero-bench-memory-") as temp:
         net = build_net(preset("tiny", args.size, 17, encoder="agz17")).eval()
         model = save_model(Path(temp) / "tiny", net, net.config.to_dict())
-        peak, private = worker_peak_gb(str(model), (str(model), "tiny"), per_worker, temp, args.sims, args.size)
-    print(f"self-play worker, {per_worker} games x {args.sims} sims in lockstep, {args.size}x{args.size}, tiny net: "
+        peak, private = worker_peak_gb(str(model), (str(model), "tiny"), share, temp, args.sims, args.size)
+    print(f"self-play worker, tasks of {share} games x {args.sims} sims in lockstep, {args.size}x{args.size}, "
+          f"tiny net: "
           f"peak RSS {peak:.2f} GB (target <= 0.5), peak private memory {private:.2f} GB")
     print(f"loop: worker_peak_gb={peak:.2f} worker_private_gb={private:.2f}")
 
@@ -121,21 +131,21 @@ def main() -> None:
         compute = sum(steps.values())
         model = f"models:/gozero-{args.size}x{args.size}/1"
         local = local_model(model, str(data))
-        per_worker = -(-args.games // args.workers)
+        tasks = loop_tasks(args.games, args.workers)
         start = time.perf_counter()
         with ProcessPoolExecutor(args.workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            list(pool.map(play_alone, [model] * args.workers, [local] * args.workers, [per_worker] * args.workers,
-                          range(args.workers), [temp] * args.workers, [args.sims] * args.workers,
-                          [args.size] * args.workers))
+            list(pool.map(play_alone, [model] * len(tasks), [local] * len(tasks), tasks, range(len(tasks)),
+                          [temp] * len(tasks), [args.sims] * len(tasks), [args.size] * len(tasks)))
         alone = time.perf_counter() - start
-        peak, private = worker_peak_gb(model, local, per_worker, temp, args.sims, args.size)
+        share = tasks[::args.workers]
+        peak, private = worker_peak_gb(model, local, share, temp, args.sims, args.size)
     print(f"one generation, {args.games} games x {args.sims} sims, {args.size}x{args.size}, tiny net, "
           f"{args.workers} workers, gate off")
     print(f"  loop wall {wall:7.1f} s   stages {compute:7.1f} s ({', '.join(f'{k} {v:.1f}' for k, v in steps.items())})"
           f"   compute/wall {compute / wall:.2f}")
     print(f"  self-play in the loop {steps.get('selfplay', 0):7.1f} s   without Prefect {alone:7.1f} s   "
           f"ratio {alone / max(steps.get('selfplay', 1e-9), 1e-9):.2f}")
-    print(f"  self-play worker ({per_worker} games in lockstep): peak RSS {peak:.2f} GB (target <= 0.5), "
+    print(f"  self-play worker (tasks of {share} games in lockstep): peak RSS {peak:.2f} GB (target <= 0.5), "
           f"peak private memory {private:.2f} GB (what each more worker costs)")
     print(f"loop: compute/wall={compute / wall:.2f} selfplay_loop_vs_alone={alone / steps.get('selfplay', 1e-9):.2f} "
           f"worker_peak_gb={peak:.2f} worker_private_gb={private:.2f}")

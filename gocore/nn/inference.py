@@ -4,6 +4,12 @@ An `Evaluator` maps a batch of positions to priors over each position's legal mo
 (float32 (B, N*N+1), zero on illegal moves, summing to 1) and values from the side to move's
 view (float32 (B,), +1 = the side to move wins). `NetEvaluator` wraps a trained net: no grad,
 eval mode, the chosen device, bf16 autocast on CUDA, optionally averaged over the 8 symmetries.
+On the CPU it runs big batches in slices of `CPU_MAX_BATCH` positions: the activations of a
+self-play worker's whole lockstep batch (400 leaves for 50 games) would otherwise be its largest
+allocation, and slices that stay in cache are faster too (400 positions, one thread: tiny net
+105 -> 65 ms, small net 444 -> 285 ms against one pass; 256 a slice: 84 and 352). The slicing is fixed by the
+batch size, so a seed still replays the same games; outputs may differ from one unsliced call in
+the last bits, as they do between any two batch sizes.
 
 Ownership and score (territory display, score lead): an evaluator may also offer
 `evaluate_aux(positions) -> AuxEvaluation`; ask `has_ownership(evaluator)` / `has_score(evaluator)`
@@ -77,14 +83,21 @@ class UniformEvaluator:
         return legal / legal.sum(axis=1, keepdims=True), np.zeros(len(positions), np.float32)
 
 
+CPU_MAX_BATCH = 64  # positions per forward pass on the CPU (see the module doc)
+
+
 class NetEvaluator:
-    """Priors and values from a policy net and a value net (the same DualNet, or AlphaGo's two)."""
+    """Priors and values from a policy net and a value net (the same DualNet, or AlphaGo's two).
+    max_batch: positions per forward pass (default: `CPU_MAX_BATCH` on the CPU, all at once on a GPU)."""
 
     def __init__(self, policy_net: torch.nn.Module | None, value_net: torch.nn.Module | None = None,
-                 device: str = "auto", average_symmetries: bool = False):
+                 device: str = "auto", average_symmetries: bool = False, max_batch: int | None = None):
         if policy_net is None and value_net is None:
             raise ValueError("NetEvaluator needs a policy net, a value net, or a dual net")
+        if max_batch is not None and max_batch < 1:
+            raise ValueError(f"max_batch must be at least 1, not {max_batch}")
         self.device = choose_device(device)
+        self.max_batch = max_batch or (CPU_MAX_BATCH if self.device.type == "cpu" else None)
         self.policy_net = policy_net.to(self.device).eval() if policy_net is not None else None
         self.value_net = value_net.to(self.device).eval() if value_net is not None else None
         config = (policy_net or value_net).config
@@ -113,7 +126,7 @@ class NetEvaluator:
         values, score = np.zeros(len(positions), np.float32), np.zeros(len(positions), np.float32)
         ownership = np.zeros((len(positions), points), np.float32)
         for k in ks:
-            k_logits, k_values, k_ownership, k_score = self._forward(symmetry.apply(planes, k), aux)
+            k_logits, k_values, k_ownership, k_score = self._sliced(symmetry.apply(planes, k), aux)
             back = symmetry.move_table(self.size)[k]  # (N*N+1,): back to the original frame
             logits += k_logits[:, back]
             values += k_values
@@ -121,6 +134,15 @@ class NetEvaluator:
                 ownership, score = ownership + k_ownership[:, back[:points]], score + k_score
         return AuxEvaluation(masked_softmax(logits / len(ks), legal_mask(positions)), values / len(ks),
                              ownership / len(ks), score / len(ks))
+
+    def _sliced(self, planes: np.ndarray, aux: bool
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
+        """`_forward` in slices of at most `max_batch` positions, joined."""
+        step = self.max_batch or len(planes)
+        if len(planes) <= step:
+            return self._forward(planes, aux)
+        parts = [self._forward(planes[start:start + step], aux) for start in range(0, len(planes), step)]
+        return tuple(None if part[0] is None else np.concatenate(part) for part in zip(*parts))  # type: ignore[return-value]
 
     @torch.inference_mode()
     def _forward(self, planes: np.ndarray, aux: bool = False

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from gocore.nn.inference import NetEvaluator, UniformEvaluator
+from gocore.nn.inference import CPU_MAX_BATCH, NetEvaluator, UniformEvaluator
 from gocore.nn.nets import build_net, preset
 from gocore.rules import symmetry
 from gocore.rules.board import Position
@@ -63,3 +63,37 @@ def test_symmetry_averaged_priors_are_equivariant():
 def test_a_net_for_another_board_size_is_refused():
     with pytest.raises(ValueError, match="9x9"):
         NetEvaluator(tiny_dual(9)).evaluate([Position.initial(5)])
+
+
+def _varied_positions(count: int) -> list[Position]:
+    rng = np.random.default_rng(3)
+    positions, position = [], Position.initial(5)
+    while len(positions) < count:
+        legal = np.flatnonzero(position.legal_moves()[:-1])
+        if len(legal) == 0 or position.is_game_over():
+            position = Position.initial(5)
+            continue
+        position = position.play(int(rng.choice(legal)))
+        positions.append(position)
+    return positions
+
+
+@pytest.mark.parametrize("aux", [False, True])
+def test_big_batches_run_in_slices_with_the_outputs_of_one_pass(aux):
+    torch.manual_seed(0)
+    net = build_net(preset("tiny", 5, 17, family="dual", encoder="agz17", aux_heads=aux)).eval()
+    positions = _varied_positions(23)
+    whole = NetEvaluator(net, device="cpu", max_batch=1000)
+    sliced = NetEvaluator(net, device="cpu", max_batch=5)  # 5 slices, the last one 3 positions
+    calls = []
+    forward = sliced._forward
+    sliced._forward = lambda planes, with_aux: calls.append(len(planes)) or forward(planes, with_aux)
+    one = whole.evaluate_aux(positions) if aux else whole.evaluate(positions)
+    parts = sliced.evaluate_aux(positions) if aux else sliced.evaluate(positions)
+    assert calls == [5, 5, 5, 5, 3]
+    for a, b in zip(one if not aux else (one.priors, one.values, one.ownership, one.score),
+                    parts if not aux else (parts.priors, parts.values, parts.ownership, parts.score)):
+        assert a.shape == b.shape and np.allclose(a, b, atol=1e-5)
+    assert NetEvaluator(net, device="cpu").max_batch == CPU_MAX_BATCH
+    with pytest.raises(ValueError, match="max_batch"):
+        NetEvaluator(net, device="cpu", max_batch=0)
