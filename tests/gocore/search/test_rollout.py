@@ -180,3 +180,24 @@ def walk(node):
     yield node
     for child in node.children.values():
         yield from walk(child)
+
+
+def test_first_moves_follow_the_softmax_even_when_a_distance_weight_is_below_the_far_one() -> None:
+    """The kernel samples each move from the softmax the reference gives (chi-square over 6,000
+    seeded first moves), near the previous stone too, where weights 1 put below the far weight."""
+    weights = random_weights(1)
+    assert (np.exp(weights[patterns.DISTANCE0 + 1:patterns.DISTANCE0 + 5] - weights[patterns.DISTANCE0]) < 1).any()
+    start = Position.initial(7).play(24).play(17)
+    rollouts = PatternRollouts(weights)
+    _, _, mover_weights, ids = rollouts.trace(start, 1, 0, max_moves=1, record=1)
+    check_position(start, weights, mover_weights[0], ids[0])  # these weights are the reference softmax's
+    expected = mover_weights[0] / mover_weights[0].sum()
+    draws = 6000
+    counts = np.zeros_like(expected)
+    for seed in np.random.default_rng(0).integers(0, 1 << 62, draws):
+        move = int(rollouts.trace(start, 1, int(seed), max_moves=1, record=1)[1][0])
+        counts[(move // 7 + 1) * 9 + move % 7 + 1] += 1
+    often = expected * draws >= 5
+    assert counts[~often].sum() <= 10
+    chi2 = ((counts - draws * expected)[often] ** 2 / (draws * expected[often])).sum()
+    assert chi2 < 2 * often.sum() + 20, chi2  # ~46 degrees of freedom; the old two-part sampling gave ~1,900
