@@ -14,8 +14,8 @@ pattern code change: its weight is updated from the ids it keeps (`_add_diagonal
 pattern's, and the tactics-and-line pair's), so no exp() runs during a game. The
 distance-to-previous-move term touches 20 points around the last stone: for one move their
 weights are multiplied by exp(distance weight - far weight), then restored (exact for any sign of
-that difference). Sampling is one vectorised sum over the padded board and one contiguous scan of
-it. Simple ko only, as for every rollout.
+that difference). Sampling is one vectorised sum over the padded board and one scan over the empty
+points. Simple ko only, as for every rollout.
 """
 
 from __future__ import annotations
@@ -245,7 +245,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
     scores = np.empty(count, dtype=np.int64)
     state, libcount, libs_of = np.empty_like(state0), np.empty_like(libcount0), np.empty_like(libs_of0)
     weights_of, ids_of = np.empty_like(weights0), np.empty_like(ids0)
-    freed = np.empty(points, np.int64)
+    empties, where, freed = np.empty(points, np.int64), np.empty(points, np.int64), np.empty(points, np.int64)
     mark, mark_dirty, tick = np.zeros(points, np.int64), np.zeros(points, np.int64), np.zeros(1, np.int64)
     buf, dirty, ids = np.empty(points, np.int64), np.empty(points, np.int64), np.empty((2, 3), np.int64)
     saved = np.empty(WINDOW.shape[0])
@@ -258,6 +258,12 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
         libs_of[:] = libs_of0
         weights_of[:] = weights0
         ids_of[:] = ids0
+        k = 0
+        for p in range(points):
+            if state[p] == EMPTY:
+                empties[k] = p
+                where[p] = k
+                k += 1
         color, passes, last, moves = state[hdr + TO_PLAY_H], state[hdr + PASSES_H], last0, 0
         while moves < max_moves and passes < 2:
             ci = color - 1
@@ -278,9 +284,9 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
             if total > 0.0:
                 rng = xorshift(rng)
                 u = (np.float64(rng >> np.uint64(11)) / 9007199254740992.0) * total
-                for q in range(points):  # a contiguous scan: cheaper than one over a list of the empty points
-                    chosen = q if weights_of[ci, q] > 0.0 else chosen
-                    u -= weights_of[ci, q]
+                for i in range(k):
+                    chosen = empties[i] if weights_of[ci, empties[i]] > 0.0 else chosen
+                    u -= weights_of[ci, empties[i]]
                     if u < 0.0 and chosen >= 0:
                         break
             if last >= 0:
@@ -295,8 +301,16 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
                 passes += 1
                 last = -1
             else:
+                i = where[chosen]
+                empties[i] = empties[k - 1]
+                where[empties[i]] = i
+                k -= 1
                 joined = _joined_liberties(state, width, points, chosen, color, libcount)
                 _, n_freed = place(state, width, points, chosen, color, zobrist, freed, 0)
+                for j in range(n_freed):
+                    empties[k] = freed[j]
+                    where[freed[j]] = k
+                    k += 1
                 stamp += 1
                 _update_after(state, width, points, chosen, joined, freed, n_freed, libcount, libs_of, mark, tick, buf,
                               exp_raw, exp_rest, weights_of, ids_of, ids, dirty, mark_dirty, stamp)
