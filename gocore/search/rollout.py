@@ -12,10 +12,10 @@ the 3x3 around captured stones, and the liberties of chains whose liberty count 
 it stayed at 4 or more). A diagonal neighbour that is none of these only sees one digit of its
 pattern code change: its weight is updated from the ids it keeps (`_add_diagonal`). A point's weight is a product of precomputed exponentials (`exp_tables`: the raw
 pattern's, and the tactics-and-line pair's), so no exp() runs during a game. The
-distance-to-previous-move term touches 20 points around the last stone: for one move their
-weights are multiplied by exp(distance weight - far weight), then restored (exact for any sign of
-that difference). Sampling is one vectorised sum over the padded board and one scan over the empty
-points. Simple ko only, as for every rollout.
+distance-to-previous-move term touches 20 points around the last stone; it is applied at sampling
+time as a second mixture component (their extra weights), or, when a distance weight is below the
+far one (negative extras), added to their weights for one scan (`_scan_shifted`). Sampling is one
+vectorised sum over the board and one scan over the empty points. Simple ko only, as for every rollout.
 """
 
 from __future__ import annotations
@@ -177,6 +177,26 @@ def _total(weights):
 
 
 @njit(cache=True)
+def _scan_shifted(weights, empties, k, near_row, extra, saved, u):
+    """The empty point where u falls when the window's extras (some negative) are added to its
+    weights; the weights are restored exactly after."""
+    for j in range(near_row.shape[0]):
+        if near_row[j] >= 0:
+            saved[j] = weights[near_row[j]]
+            weights[near_row[j]] += extra[j]
+    chosen = -1
+    for i in range(k):
+        chosen = empties[i] if weights[empties[i]] > 0.0 else chosen
+        u -= weights[empties[i]]
+        if u < 0.0 and chosen >= 0:
+            break
+    for j in range(near_row.shape[0]):
+        if near_row[j] >= 0:
+            weights[near_row[j]] = saved[j]
+    return chosen
+
+
+@njit(cache=True)
 def _joined_liberties(state, width, points, p, color, libcount):
     """Smallest liberty count among `color`'s chains next to p (LIB_CAP if there are none)."""
     least = LIB_CAP
@@ -188,10 +208,9 @@ def _joined_liberties(state, width, points, p, color, libcount):
 
 @njit(cache=True)
 def _window_table(n):
-    """(padded points, 20): the padded points near each point; 0 (a corner off the board, whose
-    weight is always 0) where the window leaves the board."""
+    """(padded points, 20) neighbours near each point (-1 off the board) and their buckets."""
     width = n + 2
-    near = np.zeros((width * width, WINDOW.shape[0]), dtype=np.int64)
+    near = np.full((width * width, WINDOW.shape[0]), -1, dtype=np.int64)
     for m in range(n * n):
         r, c = divmod(m, n)
         for j in range(WINDOW.shape[0]):
@@ -239,16 +258,17 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
     hdr = 5 * points
     libcount0, libs_of0, weights0, ids0 = _setup(state0, n, exp_raw, exp_rest)
     near = _window_table(n)
-    factor = np.empty(WINDOW.shape[0])  # exp(distance weight - far weight) of each window point
+    gain = np.empty(WINDOW.shape[0])  # a window point's weight times this is its extra weight
     for j in range(WINDOW.shape[0]):
-        factor[j] = boost[WINDOW[j, 2] - 1]
+        gain[j] = boost[WINDOW[j, 2] - 1] - 1.0
     scores = np.empty(count, dtype=np.int64)
     state, libcount, libs_of = np.empty_like(state0), np.empty_like(libcount0), np.empty_like(libs_of0)
     weights_of, ids_of = np.empty_like(weights0), np.empty_like(ids0)
     empties, where, freed = np.empty(points, np.int64), np.empty(points, np.int64), np.empty(points, np.int64)
     mark, mark_dirty, tick = np.zeros(points, np.int64), np.zeros(points, np.int64), np.zeros(1, np.int64)
     buf, dirty, ids = np.empty(points, np.int64), np.empty(points, np.int64), np.empty((2, 3), np.int64)
-    saved = np.empty(WINDOW.shape[0])
+    extra, saved = np.empty(WINDOW.shape[0]), np.empty(WINDOW.shape[0])
+    mixture = gain.min() >= 0.0  # else the extras go into the window's weights for each move
     stamp = 0
     rng = np.uint64(seed) * np.uint64(0x9E3779B97F4A7C15) + np.uint64(0x2545F4914F6CDD1D)
     trace_moves[:] = -1
@@ -271,27 +291,41 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
             ko_weight = 0.0
             if ko >= 0:  # the ko point is no candidate this move: take it out of the sums
                 ko_weight, weights_of[ci, ko] = weights_of[ci, ko], 0.0
-            if last >= 0:  # the distance term, for this move: the window's weights times their factor
+            base = _total(weights_of[ci])
+            total = base
+            extra[:] = 0.0
+            if last >= 0:
                 for j in range(WINDOW.shape[0]):
                     q = near[last, j]
-                    saved[j] = weights_of[ci, q]
-                    weights_of[ci, q] = saved[j] * factor[j]
-            total = _total(weights_of[ci])
+                    if q >= 0:
+                        extra[j] = weights_of[ci, q] * gain[j]
+                        total += extra[j]
             if g == 0 and moves < trace_moves.shape[0]:
                 trace_weights[moves] = weights_of[ci]
+                for j in range(WINDOW.shape[0]):
+                    q = near[last, j] if last >= 0 else -1
+                    if q >= 0:
+                        trace_weights[moves, q] += extra[j]
                 trace_ids[moves] = ids_of
             chosen = -1
             if total > 0.0:
                 rng = xorshift(rng)
                 u = (np.float64(rng >> np.uint64(11)) / 9007199254740992.0) * total
-                for i in range(k):
-                    chosen = empties[i] if weights_of[ci, empties[i]] > 0.0 else chosen
-                    u -= weights_of[ci, empties[i]]
-                    if u < 0.0 and chosen >= 0:
-                        break
-            if last >= 0:
-                for j in range(WINDOW.shape[0] - 1, -1, -1):
-                    weights_of[ci, near[last, j]] = saved[j]
+                if not mixture and last >= 0:
+                    chosen = _scan_shifted(weights_of[ci], empties, k, near[last], extra, saved, u)
+                elif u < base:
+                    for i in range(k):
+                        chosen = empties[i] if weights_of[ci, empties[i]] > 0.0 else chosen
+                        u -= weights_of[ci, empties[i]]
+                        if u < 0.0 and chosen >= 0:
+                            break
+                else:
+                    u -= base
+                    for j in range(WINDOW.shape[0]):
+                        chosen = near[last, j] if extra[j] != 0.0 else chosen
+                        u -= extra[j]
+                        if u < 0.0 and chosen >= 0:
+                            break
             if ko >= 0:
                 weights_of[ci, ko] = ko_weight
             if g == 0 and moves < trace_moves.shape[0]:
