@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from numba import njit
 
 from gocore.nn import patterns
 from gocore.nn.features import encode_position, get_encoder
@@ -11,7 +12,7 @@ from gocore.nn.inference import UniformEvaluator
 from gocore.rules.board import IllegalMove, Position
 from gocore.search.agents import AlphaGoAgent
 from gocore.search.mcts import MCTSConfig
-from gocore.search.rollout import PatternRollouts
+from gocore.search.rollout import PatternRollouts, unmanaged
 from tests.gocore.search import rollout_reference as ref
 from tests.helpers import position_from_ascii
 
@@ -154,6 +155,19 @@ def test_rollout_scores_are_tromp_taylor_and_reproducible() -> None:
     first, again = rollouts.scores(start, 50, seed=9), rollouts.scores(start, 50, seed=9)
     assert np.array_equal(first, again) and len(set(first)) > 5
     assert np.all(np.abs(first) <= 81 + 7.5) and np.all((first + 7.5) % 1 == 0)
+
+
+@njit
+def _write_through_unmanaged(owner: np.ndarray, value: float) -> float:
+    view = unmanaged(owner)
+    view[1:] = value
+    return view.sum()
+
+
+def test_an_unmanaged_view_reads_and_writes_its_owners_memory() -> None:
+    owner = np.zeros(4)
+    assert _write_through_unmanaged(owner, 2.5) == 7.5
+    assert owner.tolist() == [0.0, 2.5, 2.5, 2.5]
 
 
 class CountingRollouts(PatternRollouts):
