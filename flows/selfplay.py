@@ -85,7 +85,9 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
                                 resign_threshold=resign_threshold, run=run, full_search_prob=full_search_prob,
                                 fast_sims=fast_sims, forced_playouts=forced_playouts, search=search,
                                 local_model=local_model(model, data))  # workers: no MLflow import
-    batches = plan_batches(games, games_per_task or default_games_per_task(games, None), seed)
+    per_task = selfplay_files.pin_split(data, generation, games, seed,
+                                        games_per_task or default_games_per_task(games, None), run)
+    batches = plan_batches(games, per_task, seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
     progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),
                                         description=f"self-play games of generation {generation}")
@@ -138,8 +140,10 @@ def summary_markdown(summary: GenerationSummary) -> str:
 def selfplay_progress(data_dir: str | None, generation: int, games: int, games_per_task: int,
                       seed: int = 0, run: str = "") -> tuple[int, int]:
     """(games finished, games planned) of a self-play run, from its sidecars; for progress bars."""
-    seeds = [batch_seed for batch_seed, _ in plan_batches(games, games_per_task, seed)]
-    return selfplay_files.games_done(layout.data_dir(data_dir), generation, seeds, run), games
+    data = layout.data_dir(data_dir)
+    per_task = selfplay_files.read_split(data, generation, games, seed, run) or games_per_task
+    seeds = [batch_seed for batch_seed, _ in plan_batches(games, per_task, seed)]
+    return selfplay_files.games_done(data, generation, seeds, run), games
 
 
 def run_selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_dir: str | None = None,

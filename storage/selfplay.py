@@ -4,6 +4,7 @@
         games/<game id>.sgf        every game (atomic, one file each)
         shard-s<seed>.parquet      the rows of the batch played with `seed` (storage.schemas.SELFPLAY_SCHEMA)
         shard-s<seed>.json         the sidecar: the batch's settings and counts, written last
+        plan.json                  the split the first run chose: games, seed, games per task
 
 A batch is named by (generation, seed). Its sidecar, written after the SGF files and the shard,
 marks it finished: `read_finished` returns it only while the shard it names is intact.
@@ -22,6 +23,7 @@ from storage.datasets import write_parquet
 from storage.schemas import selfplay_table
 
 GAMES_DIR = "games"
+PLAN = "plan.json"
 
 
 def shard_path(data: Path, generation: int, seed: int, run: str = "") -> Path:
@@ -37,6 +39,30 @@ def sidecar_path(data: Path, generation: int, seed: int, run: str = "") -> Path:
 def game_path(data: Path, generation: int, game_id: str, run: str = "") -> Path:
     """The SGF file of one self-play game."""
     return layout.selfplay_dir(data, generation, run) / GAMES_DIR / f"{game_id}.sgf"
+
+
+def read_split(data: Path, generation: int, games: int, seed: int, run: str = "") -> int | None:
+    """Games per task that the generation's first run chose for these games and seed; None if none."""
+    try:
+        plan = json.loads((layout.selfplay_dir(data, generation, run) / PLAN).read_bytes())
+        if plan["games"] == games and plan["seed"] == seed and int(plan["games_per_task"]) >= 1:
+            return int(plan["games_per_task"])
+    except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: pinned anew
+        pass
+    return None
+
+
+def pin_split(data: Path, generation: int, games: int, seed: int, games_per_task: int, run: str = "") -> int:
+    """The games per task to play the generation with: the first run's (`read_split`), else
+    `games_per_task`, recorded. A batch is (seed, games), so a rerun with another split (other
+    workers) would play a new set of batches beside the first run's finished shards, which
+    training reads too: more games than asked for."""
+    if (pinned := read_split(data, generation, games, seed, run)) is not None:
+        return pinned
+    path = layout.selfplay_dir(data, generation, run) / PLAN
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_json(path, {"games": games, "seed": seed, "games_per_task": games_per_task})
+    return games_per_task
 
 
 def clean_partial(data: Path, generation: int, run: str = "") -> int:

@@ -44,6 +44,12 @@ def test_selfplay_flow_maps_batches_writes_shards_and_reports(prefect_harness, d
     again = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=2,
                      size=5, komi=2.5, max_moves=30)
     assert again.tasks_skipped == 2 and again.counts == summary.counts and again.seconds_played == 0
+    # a rerun asking for another split (fewer workers) replays the first run's batches, no new ones
+    regrouped = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=4,
+                         size=5, komi=2.5, max_moves=30)
+    assert regrouped.tasks_skipped == 2 and regrouped.counts == summary.counts
+    assert sorted(p.name for p in generation.glob("shard-*.parquet")) == ["shard-s0.parquet", "shard-s1.parquet"]
+    assert selfplay_progress(str(data_dir), 1, 4, 4) == (4, 4)
     report = read_artifact("selfplay-gen-1")
     assert report is not None and "# Self-play generation 1" in report.data and "false resignations" in report.data
 
