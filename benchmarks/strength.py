@@ -7,7 +7,8 @@
    with the same budget: it starts no new generation once it has spent ``--minutes`` wall minutes
    learning (flows/zero_loop.py ``minutes=``; the generation under way is finished). Both begin
    from `tasks.zero.main_job_settings` (``gozero run``'s loop: gate off, no ladder games inside)
-   with board size ``--size``; ``--a`` and ``--b`` change any `LoopSettings` field as
+   with board size ``--size`` and every technique off (`tasks.zero.TECHNIQUES_OFF`, whatever the
+   defaults are); ``--a`` and ``--b`` change any `LoopSettings` field as
    ``name=value,...`` (booleans true/false, ``none`` for None), so options added to the loop later
    work here as they are.
 2. Every champion of both loops plays ``--rating-games`` games against each fixed anchor (random,
@@ -110,11 +111,12 @@ def _typed(value: str, kind: Any, name: str) -> Any:
 
 def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
     """{loop name: LoopSettings} of loops A and B."""
-    from tasks.zero import main_job_settings
+    from tasks.zero import TECHNIQUES_OFF, main_job_settings
 
     quick = loop_changes(QUICK_LOOP) if args.quick else {}
+    # every technique off unless --a / --b turn it on: an A/B means the same whatever the defaults are
     return {name: main_job_settings(**{"generations": 10_000, "ladder_opponents": 0, "size": args.size, "loop": name,
-                                       **quick, **loop_changes(text)})
+                                       **TECHNIQUES_OFF, **quick, **loop_changes(text)})
             for name, text in zip(LOOPS, (args.a, args.b), strict=True)}
 
 

@@ -19,6 +19,8 @@ from rich.table import Table
 
 from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
 
+TECHNIQUE_HELP = " (default: what the loop chose when it began; off for a new loop until it wins its A/B)"
+
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from flows.zero_loop import GenerationRow, LoopSummary
     from tasks.zero import LoopSettings
@@ -36,13 +38,16 @@ def loop(
                                                            "(default: a row window growing with the data)")] = None,
     ladder_opponents: Annotated[int, typer.Option(min=0, help="ladder opponents of each new champion (0: none)")] = 2,
     ladder_games: Annotated[int, typer.Option(min=1, help="games against each ladder opponent")] = 10,
-    aux_heads: Annotated[bool, typer.Option(help="nets with ownership and score heads (off until measured)")] = False,
-    playout_cap: Annotated[bool, typer.Option(help="KataGo's playout cap randomization: 1 move in 4 searched "
-                                              "with --sims and recorded, the others with sims/4 (off until "
-                                              "measured)")] = False,
-    forced_playouts: Annotated[bool, typer.Option(help="KataGo's forced playouts and policy target pruning "
-                                                  "in self-play (off until measured)")] = False,
-    search: Annotated[str, typer.Option(help="self-play root search: puct or gumbel (sequential halving)")] = "puct",
+    aux_heads: Annotated[bool | None, typer.Option("--aux-heads/--no-aux-heads", help="nets with ownership and "
+                                                   "score heads" + TECHNIQUE_HELP)] = None,
+    playout_cap: Annotated[bool | None, typer.Option("--playout-cap/--no-playout-cap", help="KataGo's playout cap "
+                                                     "randomization: 1 move in 4 searched with --sims and "
+                                                     "recorded, the others with sims/4" + TECHNIQUE_HELP)] = None,
+    forced_playouts: Annotated[bool | None, typer.Option("--forced-playouts/--no-forced-playouts", help="KataGo's "
+                                                         "forced playouts and policy target pruning in self-play"
+                                                         + TECHNIQUE_HELP)] = None,
+    search: Annotated[str | None, typer.Option(help="self-play root search: puct or gumbel (sequential halving)"
+                                               + TECHNIQUE_HELP)] = None,
     warm_start: Annotated[str | None, typer.Option(help="generation 0 from this dual net's weights (models:/... "
                                                    "or a model dir) instead of a random net")] = None,
     name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,

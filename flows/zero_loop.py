@@ -104,6 +104,7 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
         settings = replace(settings, generations=generation_target(data, settings.loop, more_generations))
         print(f"loop {settings.loop}: {more_generations} more generation(s), up to generation {settings.generations}")
     with loops.lock(data, settings.loop):
+        settings = settings.resolved(loops.read_settings(data, settings.loop))
         loops.claim(data, settings.loop, loop_record(settings), RESUMABLE)
         first = initial_champion(settings, str(data))
         print(f"loop {settings.loop}: generation 0 is {first.label}")

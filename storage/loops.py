@@ -40,12 +40,19 @@ def lock(data: Path, loop: str) -> contextlib.AbstractContextManager[None]:
     return locks.exclusive(loop_dir(data, loop) / "loop.lock", f"loop {loop}")
 
 
+def read_settings(data: Path, loop: str) -> dict[str, Any] | None:
+    """The settings loop.json records (None: a new loop)."""
+    try:
+        return json.loads((loop_dir(data, loop) / "loop.json").read_text())
+    except FileNotFoundError:
+        return None
+
+
 def claim(data: Path, loop: str, settings: Mapping[str, Any], may_change: frozenset[str]) -> None:
     """Record the loop's settings on its first run; LoopError if a rerun changes any but `may_change`."""
     path = loop_dir(data, loop) / "loop.json"
-    try:
-        recorded = json.loads(path.read_text())
-    except FileNotFoundError:
+    recorded = read_settings(data, loop)
+    if recorded is None:
         write_json(path, dict(settings))
         return
     changed = sorted(k for k in set(recorded) | set(settings)

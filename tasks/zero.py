@@ -9,6 +9,7 @@ made (a version tagged with this loop and generation, the alias already moved) a
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,13 @@ WARM_START_KEYS = ("family", "board_size", "encoder", "in_planes", "blocks", "fi
 
 class WarmStartError(GozeroError):
     """A warm start net the loop cannot begin from; the message says what differs."""
+
+
+TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "forced_playouts": False,
+                                  "search": "puct"}
+"""What each technique was in a loop.json without its key (they were recorded only when on)."""
+TECHNIQUE_DEFAULTS: dict[str, Any] = dict(TECHNIQUES_OFF)
+"""Each technique for a new loop that does not choose it; on only once it has won its own A/B."""
 
 
 @dataclass(frozen=True)
@@ -74,18 +82,19 @@ class LoopSettings:
     """Games against each ladder opponent."""
     seed: int = 0
     """Base seed of self-play, training and gate games."""
-    aux_heads: bool = False
-    """Nets with ownership and score heads (KataGo's auxiliary targets); off until measured."""
-    playout_cap: bool = False
+    aux_heads: bool | None = None
+    """Nets with ownership and score heads (KataGo's auxiliary targets). None, like every technique
+    below: the loop's recorded choice on a rerun, `TECHNIQUE_DEFAULTS` for a new loop (`resolved`)."""
+    playout_cap: bool | None = None
     """KataGo's playout cap randomization in self-play: `full_search_prob` of the moves searched with
-    `sims` and recorded as rows, the others with `fast_sims_fraction` * sims and not; off until measured."""
+    `sims` and recorded as rows, the others with `fast_sims_fraction` * sims and not."""
     full_search_prob: float = 0.25
     """With playout_cap: the share of moves searched in full and recorded (KataGo: 0.25)."""
     fast_sims_fraction: float = 0.25
     """With playout_cap: a fast search's simulations as a share of `sims` (KataGo: 1/6 to 1/4)."""
-    forced_playouts: bool = False
+    forced_playouts: bool | None = None
     """KataGo's forced playouts and policy target pruning at the root of self-play's full searches."""
-    search: str = "puct"
+    search: str | None = None
     """Self-play's root search: puct (AlphaGo Zero, Dirichlet noise) or gumbel (Gumbel sequential halving)."""
     warm_start: str | None = None
     """Generation 0 from this net's weights (a ``models:/`` URI or a model directory: a dual net of
@@ -98,7 +107,19 @@ class LoopSettings:
             raise ValueError("generations, games and sims must be >= 1, gate_games >= 2")
         if not (0 < self.full_search_prob <= 1 and 0 < self.fast_sims_fraction <= 1):
             raise ValueError("full_search_prob and fast_sims_fraction must be in (0, 1]")
-        root_search(self.search)  # a ValueError names the searches there are
+        if self.search is not None:
+            root_search(self.search)  # a ValueError names the searches there are
+        for name in ("aux_heads", "playout_cap", "forced_playouts"):
+            if getattr(self, name) not in (None, True, False):
+                raise ValueError(f"{name} must be true, false or unset, not {getattr(self, name)!r}")
+
+    def resolved(self, recorded: Mapping[str, Any] | None) -> LoopSettings:
+        """These settings with every unset technique decided: as the loop recorded it (`recorded`,
+        its loop.json; a key it lacks was off, `TECHNIQUES_OFF`), or for a new loop (None) as
+        `TECHNIQUE_DEFAULTS` says. So a default can change without refusing older loops' reruns."""
+        chosen = {name: (TECHNIQUE_DEFAULTS[name] if recorded is None else recorded.get(name, TECHNIQUES_OFF[name]))
+                  for name in TECHNIQUE_DEFAULTS if getattr(self, name) is None}
+        return dataclasses.replace(self, **chosen) if chosen else self
 
     @property
     def model_name(self) -> str:
@@ -263,7 +284,10 @@ def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...]
 
 def loop_record(settings: LoopSettings) -> dict[str, Any]:
     """The settings as loop.json records them (aux_heads, the playout cap and forced playouts only
-    when on, search only when not puct, warm_start only when set: loops recorded before they existed resume unchanged)."""
+    when on, search only when not puct, warm_start only when set: loops recorded before they existed
+    resume unchanged). The techniques must be decided first (`LoopSettings.resolved`)."""
+    if unset := [name for name in TECHNIQUE_DEFAULTS if getattr(settings, name) is None]:
+        raise ValueError(f"decide the loop's techniques before recording it (resolved): {', '.join(unset)} unset")
     record = dataclasses.asdict(settings)
     if not settings.aux_heads:
         del record["aux_heads"]
@@ -281,8 +305,11 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
 
 def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     """The self-play flow's search options of the loop (`flows.selfplay.selfplay` keywords, mapped
-    into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`); empty when all off."""
+    into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`, and the root search);
+    empty when all off."""
     options: dict[str, Any] = {}
+    if settings.search not in (None, "puct"):
+        options["search"] = settings.search
     if settings.playout_cap:
         options["full_search_prob"] = settings.full_search_prob
         options["fast_sims"] = max(1, round(settings.sims * settings.fast_sims_fraction))

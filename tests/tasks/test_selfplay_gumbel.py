@@ -32,8 +32,8 @@ def test_a_gumbel_batch_records_its_search_and_improved_policy_rows(data_dir: Pa
 
 
 def test_loop_settings_know_the_searches_and_record_gumbel_only_when_chosen():
-    assert "search" not in loop_record(LoopSettings())  # loops recorded before the option resume
-    assert loop_record(LoopSettings(search="gumbel"))["search"] == "gumbel"
+    assert "search" not in loop_record(LoopSettings().resolved(None))  # loops recorded before the option resume
+    assert loop_record(LoopSettings(search="gumbel").resolved(None))["search"] == "gumbel"
     with pytest.raises(ValueError, match="puct, gumbel"):
         LoopSettings(search="mcts")
 

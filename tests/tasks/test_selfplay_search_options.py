@@ -13,7 +13,9 @@ import pytest
 from flows.selfplay import selfplay
 from storage.selfplay import sidecar_path
 from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
-from tasks.zero import LoopSettings, loop_record, selfplay_search
+from storage import loops
+from storage.loops import LoopError
+from tasks.zero import RESUMABLE, TECHNIQUE_DEFAULTS, LoopSettings, loop_record, selfplay_search
 
 TINY = {"size": 5, "komi": 2.5, "max_moves": 30, "resign_threshold": None}
 
@@ -23,16 +25,37 @@ def test_loop_settings_map_to_the_selfplay_flows_search_keywords():
     options = selfplay_search(LoopSettings(sims=32, playout_cap=True, forced_playouts=True))
     assert options == {"full_search_prob": 0.25, "fast_sims": 8, "forced_playouts": True}
     assert set(options) <= set(inspect.signature(selfplay.fn).parameters)
+    gumbel = selfplay_search(LoopSettings(search="gumbel"))  # the loop's self-play searches as it says
+    assert gumbel == {"search": "gumbel"} and set(gumbel) <= set(inspect.signature(selfplay.fn).parameters)
     assert selfplay_search(LoopSettings(sims=2, playout_cap=True, fast_sims_fraction=0.1))["fast_sims"] == 1
     with pytest.raises(ValueError, match="full_search_prob"):
         LoopSettings(playout_cap=True, full_search_prob=0.0)
 
 
 def test_loop_records_keep_the_options_only_when_on():
-    plain = loop_record(LoopSettings())
+    plain = loop_record(LoopSettings().resolved(None))
     assert not {"playout_cap", "full_search_prob", "fast_sims_fraction", "forced_playouts"} & set(plain)
-    capped = loop_record(LoopSettings(playout_cap=True, forced_playouts=True))
+    capped = loop_record(LoopSettings(playout_cap=True, forced_playouts=True).resolved(None))
     assert capped["playout_cap"] and capped["full_search_prob"] == 0.25 and capped["forced_playouts"]
+    with pytest.raises(ValueError, match="playout_cap"):  # undecided techniques are never recorded
+        loop_record(LoopSettings(aux_heads=False, forced_playouts=False, search="puct"))
+
+
+def test_unset_techniques_follow_the_loop_else_the_defaults_so_a_default_can_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    old = LoopSettings(loop="old").resolved(None)  # begun with every technique off
+    loops.claim(tmp_path, "old", loop_record(old), RESUMABLE)
+    assert "playout_cap" not in loops.read_settings(tmp_path, "old")  # as loops always recorded an off option
+    monkeypatch.setitem(TECHNIQUE_DEFAULTS, "playout_cap", True)  # a later release turns it on by default
+    rerun = LoopSettings(loop="old", generations=9).resolved(loops.read_settings(tmp_path, "old"))
+    assert rerun.playout_cap is False and rerun.search == "puct" and rerun.aux_heads is False
+    loops.claim(tmp_path, "old", loop_record(rerun), RESUMABLE)  # not refused as "other settings"
+    new = LoopSettings(loop="new").resolved(loops.read_settings(tmp_path, "new"))
+    assert new.playout_cap is True and loop_record(new)["playout_cap"] is True
+    chosen = LoopSettings(loop="old", playout_cap=True).resolved(loops.read_settings(tmp_path, "old"))
+    assert chosen.playout_cap is True  # a choice on the command line wins, and a changed one is refused
+    with pytest.raises(LoopError, match="playout_cap"):
+        loops.claim(tmp_path, "old", loop_record(chosen), RESUMABLE)
 
 
 def test_a_capped_batch_records_only_full_searches_and_its_options(data_dir: Path):

@@ -41,7 +41,9 @@ def versions(store: Path) -> int:
 
 
 def settings(**changes) -> LoopSettings:
-    return LoopSettings(**{"loop": "warm-5x5", "size": 5, "generations": 1, "games": 2, "sims": 4, **changes})
+    """A new loop's settings, its techniques decided as the flow decides them."""
+    return LoopSettings(**{"loop": "warm-5x5", "size": 5, "generations": 1, "games": 2, "sims": 4,
+                           **changes}).resolved(None)
 
 
 def test_generation_0_of_a_warm_started_loop_has_the_given_weights(store: Path, tmp_path: Path):

@@ -217,5 +217,5 @@ def test_nets_with_and_without_heads_load_through_the_registry(tmp_path: Path, m
 def test_the_zero_loop_records_aux_heads_only_when_on() -> None:
     from tasks.zero import LoopSettings, loop_record
 
-    assert "aux_heads" not in loop_record(LoopSettings())  # loops recorded before the option resume
-    assert loop_record(LoopSettings(aux_heads=True))["aux_heads"] is True
+    assert "aux_heads" not in loop_record(LoopSettings().resolved(None))  # loops recorded before the option resume
+    assert loop_record(LoopSettings(aux_heads=True).resolved(None))["aux_heads"] is True
