@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 
 from flows.selfplay import selfplay
-from storage.selfplay import sidecar_path
-from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
 from storage import loops
 from storage.loops import LoopError
+from storage.selfplay import sidecar_path
+from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
 from tasks.zero import RESUMABLE, TECHNIQUE_DEFAULTS, LoopSettings, loop_record, selfplay_search
 
 TINY = {"size": 5, "komi": 2.5, "max_moves": 30, "resign_threshold": None}
