@@ -10,7 +10,8 @@ at a time per game; `--games` games searched in lockstep): the SL policy's prior
 net's v, both untrained nets of `preset` (their cost, not their strength, is measured). Three
 searches differ only in the leaf value:
 
-- net-only PUCT: λ = 0, v alone (what `AlphaZeroAgent` would search with these nets);
+- net-only PUCT: λ = 0, v alone (the same search without rollouts; not `AlphaZeroAgent`'s MATCH
+  preset, which has c_puct 1.25 and 8 leaves a round);
 - λ-search, pattern rollouts: λ = 0.5, one rollout of the fast rollout policy per leaf (the
   `--rollout-model`'s weights, else random N(0, 0.5) weights: the kernel's cost hardly depends on
   them);

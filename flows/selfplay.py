@@ -85,8 +85,10 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
                                 resign_threshold=resign_threshold, run=run, full_search_prob=full_search_prob,
                                 fast_sims=fast_sims, forced_playouts=forced_playouts, search=search,
                                 local_model=local_model(model, data))  # workers: no MLflow import
-    per_task = selfplay_files.pin_split(data, generation, games, seed,
-                                        games_per_task or default_games_per_task(games, None), run)
+    asked = games_per_task or default_games_per_task(games, None)
+    per_task = selfplay_files.pin_split(data, generation, games, seed, asked, run)
+    if per_task != asked:
+        print(f"self-play gen={generation}: {per_task} games per task, as the first run split them (asked {asked})")
     batches = plan_batches(games, per_task, seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
     progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),

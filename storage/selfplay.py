@@ -13,6 +13,7 @@ marks it finished: `read_finished` returns it only while the shard it names is i
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -53,11 +54,14 @@ def read_split(data: Path, generation: int, games: int, seed: int, run: str = ""
 
 
 def pin_split(data: Path, generation: int, games: int, seed: int, games_per_task: int, run: str = "") -> int:
-    """The games per task to play the generation with: the first run's (`read_split`), else
-    `games_per_task`, recorded. A batch is (seed, games), so a rerun with another split (other
-    workers) would play a new set of batches beside the first run's finished shards, which
-    training reads too: more games than asked for."""
-    if (pinned := read_split(data, generation, games, seed, run)) is not None:
+    """The games per task to play the generation with: the first run's (`read_split`) once one of
+    its batches has finished, else `games_per_task`, recorded. A batch is (seed, games), so a rerun
+    with another split (other workers) would play a new set of batches beside the first run's
+    finished shards, which training reads too: more games than asked for. Before any batch has
+    finished, a rerun may still choose (e.g. smaller tasks after workers ran out of memory)."""
+    pinned = read_split(data, generation, games, seed, run)
+    if pinned is not None and (pinned == games_per_task or any(
+            read_finished(data, generation, batch, run) for batch in range(seed, seed + math.ceil(games / pinned)))):
         return pinned
     path = layout.selfplay_dir(data, generation, run) / PLAN
     path.parent.mkdir(parents=True, exist_ok=True)

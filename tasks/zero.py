@@ -307,8 +307,10 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     """The self-play flow's search options of the loop (`flows.selfplay.selfplay` keywords, mapped
     into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`, and the root search);
     empty when all off."""
+    if unset := [name for name in TECHNIQUE_DEFAULTS if getattr(settings, name) is None]:
+        raise ValueError(f"decide the loop's techniques first (resolved): {', '.join(unset)} unset")
     options: dict[str, Any] = {}
-    if settings.search not in (None, "puct"):
+    if settings.search != "puct":
         options["search"] = settings.search
     if settings.playout_cap:
         options["full_search_prob"] = settings.full_search_prob

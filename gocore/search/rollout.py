@@ -297,7 +297,7 @@ def policy_playouts(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, 
     return scores
 
 
-@njit(cache=True)
+@njit(cache=True)  # never inline="always": the caller's arrays must stay alive until it returns
 def _play_games(state0, n, last0, count, max_moves, seed, zobrist, exp_raw, exp_rest, trace_moves, trace_weights,
                 trace_ids, libcount0, libs_of0, weights0, ids0, near, gain, scores, state, libcount, libs_of,
                 weights_of, ids_of, empties, where, freed, mark, mark_dirty, tick, buf, dirty, ids, extra, saved):

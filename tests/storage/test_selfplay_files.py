@@ -70,3 +70,12 @@ def test_the_shard_table_built_from_buffers_equals_pyarrows_conversion() -> None
         assert table.column(name).combine_chunks().equals(expected), name
     assert table.column("score").null_count == 2 and table.column("ownership").null_count == 2
     assert selfplay_table({name: value[:0] for name, value in given.items()}).num_rows == 0
+
+
+def test_the_first_split_holds_once_a_batch_of_it_finished_and_not_before(tmp_path: Path) -> None:
+    assert selfplay.pin_split(tmp_path, 2, 4, 10, 2) == 2  # 4 games from seed 10: batches 10, 11
+    assert selfplay.pin_split(tmp_path, 2, 4, 10, 4) == 4  # nothing played yet: a rerun may choose again
+    assert selfplay.read_split(tmp_path, 2, 4, 10) == 4
+    write(tmp_path, 10, 4)  # the batch of seed 10 under that split finished
+    assert selfplay.pin_split(tmp_path, 2, 4, 10, 1) == 4  # fewer workers now: the first split holds
+    assert selfplay.read_split(tmp_path, 2, 8, 10) is None  # another generation size is another plan

@@ -21,13 +21,15 @@ TINY = {"size": 5, "komi": 2.5, "max_moves": 30, "resign_threshold": None}
 
 
 def test_loop_settings_map_to_the_selfplay_flows_search_keywords():
-    assert selfplay_search(LoopSettings()) == {}
-    options = selfplay_search(LoopSettings(sims=32, playout_cap=True, forced_playouts=True))
+    assert selfplay_search(LoopSettings().resolved(None)) == {}
+    with pytest.raises(ValueError, match="aux_heads, playout_cap, forced_playouts, search unset"):
+        selfplay_search(LoopSettings())  # an undecided technique never plays as "off"
+    options = selfplay_search(LoopSettings(sims=32, playout_cap=True, forced_playouts=True).resolved(None))
     assert options == {"full_search_prob": 0.25, "fast_sims": 8, "forced_playouts": True}
     assert set(options) <= set(inspect.signature(selfplay.fn).parameters)
-    gumbel = selfplay_search(LoopSettings(search="gumbel"))  # the loop's self-play searches as it says
+    gumbel = selfplay_search(LoopSettings(search="gumbel").resolved(None))  # the loop's self-play searches as it says
     assert gumbel == {"search": "gumbel"} and set(gumbel) <= set(inspect.signature(selfplay.fn).parameters)
-    assert selfplay_search(LoopSettings(sims=2, playout_cap=True, fast_sims_fraction=0.1))["fast_sims"] == 1
+    assert selfplay_search(LoopSettings(sims=2, playout_cap=True, fast_sims_fraction=0.1).resolved(None))["fast_sims"] == 1
     with pytest.raises(ValueError, match="full_search_prob"):
         LoopSettings(playout_cap=True, full_search_prob=0.0)
 
