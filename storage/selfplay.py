@@ -42,10 +42,15 @@ def game_path(data: Path, generation: int, game_id: str, run: str = "") -> Path:
     return layout.selfplay_dir(data, generation, run) / GAMES_DIR / f"{game_id}.sgf"
 
 
+def plan_path(data: Path, generation: int, run: str = "") -> Path:
+    """The generation's plan.json: how its first run split the games into batches."""
+    return layout.selfplay_dir(data, generation, run) / PLAN
+
+
 def read_split(data: Path, generation: int, games: int, seed: int, run: str = "") -> int | None:
     """Games per task that the generation's first run chose for these games and seed; None if none."""
     try:
-        plan = json.loads((layout.selfplay_dir(data, generation, run) / PLAN).read_bytes())
+        plan = json.loads(plan_path(data, generation, run).read_bytes())
         if plan["games"] == games and plan["seed"] == seed and int(plan["games_per_task"]) >= 1:
             return int(plan["games_per_task"])
     except (OSError, ValueError, KeyError, TypeError):  # none yet, or unreadable: pinned anew
@@ -63,7 +68,7 @@ def pin_split(data: Path, generation: int, games: int, seed: int, games_per_task
     if pinned is not None and (pinned == games_per_task or any(
             read_finished(data, generation, batch, run) for batch in range(seed, seed + math.ceil(games / pinned)))):
         return pinned
-    path = layout.selfplay_dir(data, generation, run) / PLAN
+    path = plan_path(data, generation, run)
     path.parent.mkdir(parents=True, exist_ok=True)
     write_json(path, {"games": games, "seed": seed, "games_per_task": games_per_task})
     return games_per_task

@@ -113,6 +113,10 @@ class LoopSettings:
             if getattr(self, name) not in (None, True, False):
                 raise ValueError(f"{name} must be true, false or unset, not {getattr(self, name)!r}")
 
+    def undecided(self) -> list[str]:
+        """The techniques still unset; ValueError from the callers that need them decided."""
+        return [name for name in TECHNIQUE_DEFAULTS if getattr(self, name) is None]
+
     def resolved(self, recorded: Mapping[str, Any] | None) -> LoopSettings:
         """These settings with every unset technique decided: as the loop recorded it (`recorded`,
         its loop.json; a key it lacks was off, `TECHNIQUES_OFF`), or for a new loop (None) as
@@ -286,7 +290,7 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
     """The settings as loop.json records them (aux_heads, the playout cap and forced playouts only
     when on, search only when not puct, warm_start only when set: loops recorded before they existed
     resume unchanged). The techniques must be decided first (`LoopSettings.resolved`)."""
-    if unset := [name for name in TECHNIQUE_DEFAULTS if getattr(settings, name) is None]:
+    if unset := settings.undecided():
         raise ValueError(f"decide the loop's techniques before recording it (resolved): {', '.join(unset)} unset")
     record = dataclasses.asdict(settings)
     if not settings.aux_heads:
@@ -307,7 +311,7 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     """The self-play flow's search options of the loop (`flows.selfplay.selfplay` keywords, mapped
     into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`, and the root search);
     empty when all off."""
-    if unset := [name for name in TECHNIQUE_DEFAULTS if getattr(settings, name) is None]:
+    if unset := settings.undecided():
         raise ValueError(f"decide the loop's techniques first (resolved): {', '.join(unset)} unset")
     options: dict[str, Any] = {}
     if settings.search != "puct":
