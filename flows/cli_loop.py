@@ -19,7 +19,8 @@ from rich.table import Table
 
 from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
 
-TECHNIQUE_HELP = " (default: what the loop chose when it began; off for a new loop until it wins its A/B)"
+TECHNIQUE_HELP = (" (default: what the loop chose when it began; for a new loop, on only if it won its A/B:"
+                  " the auxiliary heads)")
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from flows.zero_loop import GenerationRow, LoopSummary
