@@ -19,8 +19,10 @@ from rich.table import Table
 
 from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
 
-TECHNIQUE_HELP = (" (default: what the loop chose when it began; for a new loop, on only if it won its A/B:"
-                  " the auxiliary heads)")
+TECHNIQUE_HELP = (" (default: what the loop chose when it began; a new loop has on only the techniques that"
+                  " won their A/B, today the auxiliary heads)")
+MINUTES_HELP = ("a budget: start no new generation once the loop has spent this many wall minutes learning (the "
+                "one under way finishes; a rerun counts the minutes already spent)")
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from flows.zero_loop import GenerationRow, LoopSummary
@@ -55,6 +57,7 @@ def loop(
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
     device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
+    minutes: Annotated[float | None, typer.Option(min=0.0, help=MINUTES_HELP)] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
@@ -71,12 +74,12 @@ def loop(
                                 warm_start=warm_start)
     except ValueError as error:
         raise fail(str(error)) from None
-    summary = run_live(settings, data_dir, workers, dask_address, device)
+    summary = run_live(settings, data_dir, workers, dask_address, device, minutes)
     console.print(f"champion: [bold]{summary.champion}[/] (models:/{settings.model_name}@champion)")
 
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
-             device: str) -> LoopSummary:
+             device: str, minutes: float | None = None) -> LoopSummary:
     """The loop flow, with its table of generations redrawn from the records on disk."""
     from flows.runtime import dask_scheduler
     from flows.zero_loop import generation_rows, run_zero_loop
@@ -102,7 +105,7 @@ def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None,
         thread.start()
         try:
             with user_errors():
-                summary = run_zero_loop(settings, str(data), workers, dask_address, device)
+                summary = run_zero_loop(settings, str(data), workers, dask_address, device, minutes=minutes)
         finally:
             stop.set()
             thread.join()
@@ -138,6 +141,7 @@ def run(
     random_games: Annotated[int, typer.Option(min=0, help="games of the champion and of generation 0 "
                                               "against random (they anchor the ladder)")] = 10,
     workers: Annotated[int | None, typer.Option(min=1, help="processes (default: cores)")] = None,
+    minutes: Annotated[float | None, typer.Option(min=0.0, help=MINUTES_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
 ) -> None:
     """The main job: a short AlphaGo Zero loop on 9x9 (tiny net) from nothing to a promoted champion,
@@ -150,7 +154,7 @@ def run(
     settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)
     with prefect_api():  # one Prefect API for the loop and the matches after it
-        summary = run_live(settings, data, workers, None, "auto")
+        summary = run_live(settings, data, workers, None, "auto", minutes)
         first = loop_version(settings, data, 0)
         if summary.champion is None or first is None:
             raise fail(f"the loop has no champion or generation 0 in {data}")
