@@ -181,3 +181,31 @@ def test_the_cli_refuses_a_loop_rerun_with_other_settings_in_one_line(finished: 
     result = CliRunner().invoke(app, ["loop", "--loop", "zero-5x5", "--size", "5", "--generations", "2",
                                       "--data-dir", str(finished)], env={"MLFLOW_TRACKING_URI": ""})
     assert result.exit_code == 1 and "runs with other" in result.output and "Traceback" not in result.output
+
+
+def test_a_spent_budget_starts_no_new_generation(finished: Path, monkeypatch: pytest.MonkeyPatch):
+    own_store(finished, monkeypatch)
+    summary = run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off", "generations": 4}), str(finished),
+                            workers=2, device="cpu", minutes=0.001)
+    assert summary.champion == "gozero-5x5/3"
+    assert len(registry.list_versions("gozero-5x5", finished)) == 3
+    assert {int(r["generation"]) for r in loops.read_steps(finished, "zero-5x5")} == {1, 2}
+
+
+def test_the_cli_passes_its_minute_budget_to_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from typer.testing import CliRunner
+
+    import flows.zero_loop
+    from flows.cli import app
+
+    budgets = {}
+
+    def stop_at_once(settings: LoopSettings, *args, minutes: float | None = None) -> None:
+        budgets[settings.loop] = minutes
+        raise LoopError("stopped by the test")
+
+    monkeypatch.setattr(flows.zero_loop, "run_zero_loop", stop_at_once)
+    for command in (["loop", "--minutes", "2.5"], ["run", "--minutes", "7"], ["loop", "--loop", "other"]):
+        result = CliRunner().invoke(app, [*command, "--data-dir", str(tmp_path)])
+        assert result.exit_code == 1 and "stopped by the test" in result.output
+    assert budgets == {"zero-9x9": 2.5, "run-9x9": 7.0, "other": None}
