@@ -50,7 +50,8 @@ def play_alone(model: str, local: tuple[str, str], games: int, seed: int, data: 
 
 def loop_tasks(games: int, workers: int) -> list[int]:
     """The games of each self-play task the loop makes of a generation of `games` on `workers`."""
-    from flows.selfplay import default_games_per_task, plan_batches
+    from flows.selfplay import default_games_per_task
+    from storage.selfplay import plan_batches
 
     return [count for _, count in plan_batches(games, default_games_per_task(games, workers), 0)]
 

@@ -51,13 +51,6 @@ class GenerationSummary:
     winner_lows: tuple[float, ...] = ()  # no-resign games: each winner's lowest value streak (calibration)
 
 
-def plan_batches(games: int, games_per_task: int, seed: int) -> list[tuple[int, int]]:
-    """(seed, games) of each task: `games` split into tasks of at most `games_per_task`."""
-    per_task = max(1, games_per_task)
-    return [(seed + index, min(per_task, games - start))
-            for index, start in enumerate(range(0, games, per_task))]
-
-
 MAX_GAMES_PER_TASK = 50  # lockstep games per task by default: what keeps a tiny-net worker under 0.5 GB
 
 
@@ -89,7 +82,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     per_task = selfplay_files.pin_split(data, generation, games, seed, asked, run)
     if per_task != asked:
         print(f"self-play gen={generation}: {per_task} games per task, as the first run split them (asked {asked})")
-    batches = plan_batches(games, per_task, seed)
+    batches = selfplay_files.plan_batches(games, per_task, seed)
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
     progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),
                                         description=f"self-play games of generation {generation}")
@@ -144,7 +137,7 @@ def selfplay_progress(data_dir: str | None, generation: int, games: int, games_p
     """(games finished, games planned) of a self-play run, from its sidecars; for progress bars."""
     data = layout.data_dir(data_dir)
     per_task = selfplay_files.read_split(data, generation, games, seed, run) or games_per_task
-    seeds = [batch_seed for batch_seed, _ in plan_batches(games, per_task, seed)]
+    seeds = [batch_seed for batch_seed, _ in selfplay_files.plan_batches(games, per_task, seed)]
     return selfplay_files.games_done(data, generation, seeds, run), games
 
 

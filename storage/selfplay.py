@@ -13,11 +13,11 @@ marks it finished: `read_finished` returns it only while the shard it names is i
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gocore.errors import GozeroError
 from storage import layout
 from storage.atomic import remove_stale_temps, write_bytes, write_json
 from storage.datasets import write_parquet
@@ -58,20 +58,41 @@ def read_split(data: Path, generation: int, games: int, seed: int, run: str = ""
     return None
 
 
+class SelfPlayFilesError(GozeroError):
+    """A generation's files do not fit the self-play asked of it."""
+
+
+def plan_batches(games: int, games_per_task: int, seed: int) -> list[tuple[int, int]]:
+    """(seed, games) of each task: `games` split into tasks of at most `games_per_task`."""
+    per_task = max(1, games_per_task)
+    return [(seed + index, min(per_task, games - start))
+            for index, start in enumerate(range(0, games, per_task))]
+
+
 def pin_split(data: Path, generation: int, games: int, seed: int, games_per_task: int, run: str = "") -> int:
     """The games per task to play the generation with: the first run's (`read_split`) once one of
     its batches has finished, else `games_per_task`, recorded. A batch is (seed, games), so a rerun
     with another split (other workers) would play a new set of batches beside the first run's
     finished shards, which training reads too: more games than asked for. Before any batch has
-    finished, a rerun may still choose (e.g. smaller tasks after workers ran out of memory)."""
+    finished, a rerun may still choose (e.g. smaller tasks after workers ran out of memory).
+    Finished batches that no split of these games and seed has (another run's: other games or
+    seed) are refused for the same reason, in a `SelfPlayFilesError` that names them."""
     pinned = read_split(data, generation, games, seed, run)
-    if pinned is not None and (pinned == games_per_task or any(
-            read_finished(data, generation, batch, run) for batch in range(seed, seed + math.ceil(games / pinned)))):
-        return pinned
-    path = plan_path(data, generation, run)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_json(path, {"games": games, "seed": seed, "games_per_task": games_per_task})
-    return games_per_task
+    finished = set(finished_batches(data, generation, run))
+    if pinned is not None and (pinned == games_per_task or finished):
+        chosen = pinned
+    else:
+        chosen = games_per_task
+    if foreign := sorted(finished - {batch for batch, _ in plan_batches(games, chosen, seed)}):
+        raise SelfPlayFilesError(
+            f"gen={generation} in {layout.selfplay_dir(data, generation, run)} already holds finished batches "
+            f"of another self-play (seeds {', '.join(map(str, foreign))}), which training would read beside "
+            f"these {games} games from seed {seed}: play into a new generation, or move that directory away")
+    if chosen != pinned:
+        path = plan_path(data, generation, run)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_json(path, {"games": games, "seed": seed, "games_per_task": chosen})
+    return chosen
 
 
 def clean_partial(data: Path, generation: int, run: str = "") -> int:
@@ -117,11 +138,16 @@ def games_done(data: Path, generation: int, seeds: Iterable[int], run: str = "")
     return done
 
 
-def finished_sidecars(data: Path, generation: int, run: str = "") -> list[dict[str, Any]]:
-    """The sidecars of every finished batch of a generation (intact shards only), by seed."""
-    found = []
+def finished_batches(data: Path, generation: int, run: str = "") -> dict[int, dict[str, Any]]:
+    """{seed: sidecar} of every finished batch of a generation (intact shards only), by seed."""
+    found = {}
     for path in sorted(layout.selfplay_dir(data, generation, run).glob("shard-s*.json")):
         seed = path.stem.removeprefix("shard-s")
         if seed.lstrip("-").isdigit() and (sidecar := read_finished(data, generation, int(seed), run)):
-            found.append(sidecar)
-    return found
+            found[int(seed)] = sidecar
+    return dict(sorted(found.items()))
+
+
+def finished_sidecars(data: Path, generation: int, run: str = "") -> list[dict[str, Any]]:
+    """The sidecars of every finished batch of a generation (intact shards only), by seed."""
+    return list(finished_batches(data, generation, run).values())

@@ -8,7 +8,7 @@ import typer
 from typer.testing import CliRunner
 
 from flows.cli_selfplay import selfplay as selfplay_command
-from flows.selfplay import plan_batches, selfplay_progress
+from flows.selfplay import selfplay_progress
 from storage.stream import BatchStream
 from tasks.rows import ROW_DECODER
 from tests.helpers import read_artifact
@@ -20,11 +20,6 @@ app.command("selfplay")(selfplay_command)  # mounted the way flows/cli.py mounts
 @app.command()
 def other() -> None:
     """A second command, so typer keeps `selfplay` as a subcommand (as in the real app)."""
-
-
-def test_plan_batches_splits_games_with_consecutive_seeds():
-    assert plan_batches(5, 2, 10) == [(10, 2), (11, 2), (12, 1)]
-    assert plan_batches(4, 8, 0) == [(0, 4)]
 
 
 def test_selfplay_flow_maps_batches_writes_shards_and_reports(prefect_harness, data_dir: Path):

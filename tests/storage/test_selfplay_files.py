@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow.parquet as pq
+import pytest
 
 from storage import selfplay
 from storage.schemas import SELFPLAY_SCHEMA
@@ -21,8 +22,8 @@ def columns(rows: int) -> dict[str, np.ndarray]:
             "symmetry": np.zeros(rows, np.int8), "komi": np.full(rows, 7.5, np.float32)}
 
 
-def write(data: Path, seed: int, games: int) -> dict:
-    return selfplay.write_batch(data, 2, seed, columns(3), {f"g{seed}": "(;GM[1]SZ[5])"},
+def write(data: Path, seed: int, games: int, generation: int = 2) -> dict:
+    return selfplay.write_batch(data, generation, seed, columns(3), {f"g{seed}": "(;GM[1]SZ[5])"},
                                 {"games": games, "settings": {"sims": 4}})
 
 
@@ -79,3 +80,21 @@ def test_the_first_split_holds_once_a_batch_of_it_finished_and_not_before(tmp_pa
     write(tmp_path, 10, 4)  # the batch of seed 10 under that split finished
     assert selfplay.pin_split(tmp_path, 2, 4, 10, 1) == 4  # fewer workers now: the first split holds
     assert selfplay.read_split(tmp_path, 2, 8, 10) is None  # another generation size is another plan
+
+
+def test_finished_batches_of_another_self_play_are_refused_not_read_beside_the_new_games(tmp_path: Path) -> None:
+    assert selfplay.pin_split(tmp_path, 3, 4, 0, 2) == 2  # 4 games from seed 0: batches 0, 1
+    write(tmp_path, 0, 2, generation=3)
+    write(tmp_path, 1, 2, generation=3)
+    assert selfplay.pin_split(tmp_path, 3, 4, 0, 4) == 2  # the same games again: the first split holds
+    with pytest.raises(selfplay.SelfPlayFilesError, match=r"gen=3 .*seeds 0, 1\b.*new generation"):
+        selfplay.pin_split(tmp_path, 3, 6, 10, 3)  # other games and seed: 0 and 1 are not theirs
+    with pytest.raises(selfplay.SelfPlayFilesError, match=r"seeds 1\b"):
+        selfplay.pin_split(tmp_path, 3, 2, 0, 2)  # fewer games from seed 0: batch 1 is not theirs
+    assert selfplay.read_split(tmp_path, 3, 4, 0) == 2  # refusals leave the plan as it was
+    assert selfplay.pin_split(tmp_path, 4, 6, 10, 3) == 3  # another generation is free
+
+
+def test_plan_batches_splits_games_with_consecutive_seeds():
+    assert selfplay.plan_batches(5, 2, 10) == [(10, 2), (11, 2), (12, 1)]
+    assert selfplay.plan_batches(4, 8, 0) == [(0, 4)]

@@ -15,7 +15,7 @@ from storage import loops
 from storage.loops import LoopError
 from storage.selfplay import sidecar_path
 from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
-from tasks.zero import RESUMABLE, TECHNIQUE_DEFAULTS, LoopSettings, loop_record, selfplay_search
+from tasks.zero import RESUMABLE, TECHNIQUE_DEFAULTS, TECHNIQUES_OFF, LoopSettings, loop_record, selfplay_search
 
 TINY = {"size": 5, "komi": 2.5, "max_moves": 30, "resign_threshold": None}
 
@@ -45,7 +45,7 @@ def test_loop_records_keep_the_options_only_when_on():
 
 def test_unset_techniques_follow_the_loop_else_the_defaults_so_a_default_can_change(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    old = LoopSettings(loop="old").resolved(None)  # begun with every technique off
+    old = LoopSettings(loop="old", **TECHNIQUES_OFF).resolved(None)  # begun with every technique off
     loops.claim(tmp_path, "old", loop_record(old), RESUMABLE)
     assert "playout_cap" not in loops.read_settings(tmp_path, "old")  # as loops always recorded an off option
     monkeypatch.setitem(TECHNIQUE_DEFAULTS, "playout_cap", True)  # a later release turns it on by default
