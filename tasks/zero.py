@@ -121,9 +121,14 @@ class LoopSettings:
     def resolved(self, recorded: Mapping[str, Any] | None) -> LoopSettings:
         """These settings with every unset technique decided: as the loop recorded it (`recorded`,
         its loop.json; a key it lacks was off, `TECHNIQUES_OFF`), or for a new loop (None) as
-        `TECHNIQUE_DEFAULTS` says. So a default can change without refusing older loops' reruns."""
+        `TECHNIQUE_DEFAULTS` says. So a default can change without refusing older loops' reruns. A
+        playout cap taken from the record comes with its recorded shares (`full_search_prob`,
+        `fast_sims_fraction`), which have no command-line flags."""
         chosen = {name: (TECHNIQUE_DEFAULTS[name] if recorded is None else recorded.get(name, TECHNIQUES_OFF[name]))
                   for name in TECHNIQUE_DEFAULTS if getattr(self, name) is None}
+        if recorded is not None and chosen.get("playout_cap"):
+            chosen.update({name: recorded[name] for name in ("full_search_prob", "fast_sims_fraction")
+                           if name in recorded})
         return dataclasses.replace(self, **chosen) if chosen else self
 
     @property

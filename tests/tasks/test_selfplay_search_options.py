@@ -69,3 +69,13 @@ def test_a_capped_batch_records_only_full_searches_and_its_options(data_dir: Pat
     assert "full_search_prob" not in SelfPlaySettings("uniform", 8, **TINY).recorded(3)
     with pytest.raises(SelfPlayError, match="other settings"):
         selfplay_games.fn(SelfPlaySettings("uniform", 8, **TINY), 3, 1, 5, str(data_dir))
+
+
+def test_a_rerun_takes_the_recorded_playout_cap_with_its_shares(tmp_path: Path):
+    capped = LoopSettings(loop="capped", playout_cap=True, full_search_prob=0.5, fast_sims_fraction=0.125)
+    loops.claim(tmp_path, "capped", loop_record(capped.resolved(None)), RESUMABLE)
+    rerun = LoopSettings(loop="capped", generations=9).resolved(loops.read_settings(tmp_path, "capped"))
+    assert (rerun.playout_cap, rerun.full_search_prob, rerun.fast_sims_fraction) == (True, 0.5, 0.125)
+    loops.claim(tmp_path, "capped", loop_record(rerun), RESUMABLE)  # the same loop: not refused
+    uncapped = LoopSettings(loop="capped", playout_cap=False).resolved(loops.read_settings(tmp_path, "capped"))
+    assert uncapped.full_search_prob == 0.25  # a cap switched off on the command line takes nothing from the record
