@@ -2,11 +2,12 @@
 minutes the loop had spent on learning when it was promoted, as a table and a PNG.
 
     python -m benchmarks.learning_curve [--generations 4] [--games 200] [--sims 16] [--rating-games 10]
-                                        [--data-dir D] [--png learning_curve.png]
+                                        [--data-dir D [--loop L] [--every K]] [--png learning_curve.png]
 
 Runs `gozero run`'s loop (tasks.zero.main_job_settings: 9x9, tiny net, gate off) in a fresh data
 dir, or reads a finished one given with ``--data-dir`` (the loop ``--loop``, default ``run-9x9``).
-Every champion without ladder games is then rated by the ladder flow (`--rating-games` against each
+Every champion without ladder games (with ``--every K``, every K-th and the last: a long loop read
+with ``--data-dir`` has all its generations) is then rated by the ladder flow (`--rating-games` against each
 of its two most informative opponents: random first, then earlier champions and the anchors), and
 the Bradley-Terry fit over every recorded game gives each generation's Elo (random = 0).
 
@@ -32,6 +33,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--games", type=int, default=200, help="self-play games per generation")
     parser.add_argument("--sims", type=int, default=16, help="simulations per move")
     parser.add_argument("--rating-games", type=int, default=10, help="ladder games per opponent per champion")
+    parser.add_argument("--every", type=int, default=1,
+                        help="rate every K-th generation's champion (and the last): long loops in fewer games")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
     parser.add_argument("--data-dir", type=Path, default=None, help="a data dir with a finished loop to read")
     parser.add_argument("--loop", default="run-9x9", help="the loop's name in --data-dir")
@@ -77,6 +80,11 @@ def loop_champion(data: Path, loop: str, generation: int, size: int) -> str | No
     return None if found is None else found.label
 
 
+def rated_generations(last: int, every: int) -> list[int]:
+    """The generations to rate: 0, every `every`-th, and the `last`."""
+    return sorted({*range(0, last + 1, every), last})
+
+
 def plot(series: dict[str, list[dict]], path: Path, title: str) -> Path:
     """Elo (95 % error bars) against CPU minutes, one line per loop of `series`, into the PNG `path`."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -105,6 +113,7 @@ def main() -> None:
     from flows.ladder import ladder
     from flows.runtime import prefect_api, task_runner
     from flows.zero_loop import zero_loop
+    from storage import loops
     from tasks.ladder import ladder_rows
     from tasks.zero import main_job_settings
 
@@ -116,15 +125,16 @@ def main() -> None:
             zero_loop(settings, str(data), workers=args.workers, device="cpu")
         rate = ladder.with_options(task_runner=task_runner(args.workers))
         rated = {row.player for row in ladder_rows(data, settings.size) if row.games}
-        for generation in range(args.generations + 1):
+        last = max((int(r["generation"]) for r in loops.read_steps(data, args.loop)), default=0)
+        for generation in rated_generations(last, max(1, args.every)):
             version = loop_champion(data, args.loop, generation, settings.size)
             if version is not None and version not in rated:  # a rerun on the same data dir plays no more
                 rate(settings.size, str(data), games_per_opponent=args.rating_games, opponents=2,
                      sims=args.sims, player=f"models:/{version}")
         rows = curve_rows(data, args.loop, settings.size, cores)
         png = plot({args.loop: rows}, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")
-    print(f"learning curve of {args.loop}: {args.generations} generations x {args.games} games x {args.sims} sims, "
-          f"tiny net, gate off, {cores} cores")
+    print(f"learning curve of {args.loop}: {rows[-1]['generation'] if rows else 0} generations x {args.games} games x "
+          f"{args.sims} sims, tiny net, gate off, {cores} cores")
     print(f"{'gen':>4} {'champion':<16} {'CPU min':>8} {'self-play':>10} {'Elo':>7} {'± 95 %':>7} {'games':>6}")
     for row in rows:
         print(f"{row['generation']:>4} {row['champion']:<16} {row['cpu_minutes']:>8.1f} {row['selfplay_games']:>10,} "
