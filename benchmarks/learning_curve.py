@@ -50,10 +50,9 @@ def curve_rows(data: Path, loop: str, size: int, cores: int) -> list[dict]:
     from tasks.ladder import ladder_rows
 
     records = loops.read_steps(data, loop)
-    last = max((int(r["generation"]) for r in records), default=0)
     rated = {row.player: row for row in ladder_rows(data, size)}
     rows = []
-    for generation in range(last + 1):
+    for generation in range(last_generation(data, loop) + 1):
         version = loop_champion(data, loop, generation, size)
         row = rated.get(version or "")
         if row is None:
@@ -80,9 +79,17 @@ def loop_champion(data: Path, loop: str, generation: int, size: int) -> str | No
     return None if found is None else found.label
 
 
-def rated_generations(last: int, every: int) -> list[int]:
-    """The generations to rate: 0, every `every`-th, and the `last`."""
-    return sorted({*range(0, last + 1, every), last})
+def rated_generations(promoted: list[int], every: int) -> list[int]:
+    """The generations to rate among those that promoted a champion (sorted): every `every`-th (0
+    among them) and the last."""
+    return sorted({g for g in promoted if g % every == 0} | set(promoted[-1:]))
+
+
+def last_generation(data: Path, loop: str) -> int:
+    """The loop's newest generation with any step recorded (0 if none)."""
+    from storage import loops
+
+    return max((int(r["generation"]) for r in loops.read_steps(data, loop)), default=0)
 
 
 def plot(series: dict[str, list[dict]], path: Path, title: str) -> Path:
@@ -125,16 +132,20 @@ def main() -> None:
             zero_loop(settings, str(data), workers=args.workers, device="cpu")
         rate = ladder.with_options(task_runner=task_runner(args.workers))
         rated = {row.player for row in ladder_rows(data, settings.size) if row.games}
-        last = max((int(r["generation"]) for r in loops.read_steps(data, args.loop)), default=0)
-        for generation in rated_generations(last, max(1, args.every)):
-            version = loop_champion(data, args.loop, generation, settings.size)
-            if version is not None and version not in rated:  # a rerun on the same data dir plays no more
+        champions = {generation: version for generation in range(last_generation(data, args.loop) + 1)
+                     if (version := loop_champion(data, args.loop, generation, settings.size)) is not None}
+        for generation in rated_generations(sorted(champions), max(1, args.every)):
+            version = champions[generation]
+            if version not in rated:  # a rerun on the same data dir plays no more
                 rate(settings.size, str(data), games_per_opponent=args.rating_games, opponents=2,
                      sims=args.sims, player=f"models:/{version}")
         rows = curve_rows(data, args.loop, settings.size, cores)
+        played = loops.read_settings(data, args.loop) or {}  # what the loop was: its loop.json
         png = plot({args.loop: rows}, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")
-    print(f"learning curve of {args.loop}: {rows[-1]['generation'] if rows else 0} generations x {args.games} games x "
-          f"{args.sims} sims, tiny net, gate off, {cores} cores")
+    print(f"learning curve of {args.loop}: {rows[-1]['generation'] if rows else 0} generations x "
+          f"{played.get('games', args.games)} games x {played.get('sims', args.sims)} sims, "
+          f"{played.get('preset', 'tiny')} net{' with aux heads' if played.get('aux_heads') else ''}, "
+          f"gate {played.get('gate', 'off')}, {cores} cores")
     print(f"{'gen':>4} {'champion':<16} {'CPU min':>8} {'self-play':>10} {'Elo':>7} {'± 95 %':>7} {'games':>6}")
     for row in rows:
         print(f"{row['generation']:>4} {row['champion']:<16} {row['cpu_minutes']:>8.1f} {row['selfplay_games']:>10,} "

@@ -19,8 +19,8 @@ from rich.table import Table
 
 from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
 
-TECHNIQUE_HELP = (" (default: what the loop chose when it began; a new loop has on only the techniques that"
-                  " won their A/B, today the auxiliary heads)")
+TECHNIQUE_HELP = (" (default: the loop's own choice when it began; for a new loop, on only if it won its A/B:"
+                  " tasks.zero.TECHNIQUE_DEFAULTS)")
 MINUTES_HELP = ("a budget: start no new generation once the loop has spent this many wall minutes learning (the "
                 "one under way finishes; a rerun counts the minutes already spent)")
 
@@ -158,6 +158,10 @@ def run(
         first = loop_version(settings, data, 0)
         if summary.champion is None or first is None:
             raise fail(f"the loop has no champion or generation 0 in {data}")
+        if summary.champion == first.label:
+            raise fail(f"the loop's champion is still generation 0 ({first.label}): no generation was played or "
+                       f"promoted{f' in --minutes {minutes:g}' if minutes is not None else ''}, so there is "
+                       "nothing to show it learned")
         champion_uri = f"models:/{summary.champion}"
         with user_errors():
             evidence = play_evidence(champion_uri, first.uri, eval_games, random_games, sims, data, workers)

@@ -70,24 +70,28 @@ def plan_batches(games: int, games_per_task: int, seed: int) -> list[tuple[int, 
 
 
 def pin_split(data: Path, generation: int, games: int, seed: int, games_per_task: int, run: str = "") -> int:
-    """The games per task to play the generation with: the first run's (`read_split`) once one of
-    its batches has finished, else `games_per_task`, recorded. A batch is (seed, games), so a rerun
-    with another split (other workers) would play a new set of batches beside the first run's
-    finished shards, which training reads too: more games than asked for. Before any batch has
-    finished, a rerun may still choose (e.g. smaller tasks after workers ran out of memory).
-    Finished batches that no split of these games and seed has (another run's: other games or
-    seed) are refused for the same reason, in a `SelfPlayFilesError` that names them."""
+    """The games per task to play the generation with, recorded in plan.json. A batch is (seed,
+    games), so a rerun with another split (other workers) would play a new set of batches beside the
+    finished shards, which training reads too: more games than asked for. So the split is the one
+    the finished batches were played with: the first run's (`read_split`), else `games_per_task` if
+    they fit it, else the one their sizes show (a generation written before plan.json). With no
+    finished batch a rerun may still choose (e.g. smaller tasks after workers ran out of memory).
+    Finished batches that no split of these games and seed has (another self-play's: other games or
+    seed) are refused, in a `SelfPlayFilesError` that names them."""
     pinned = read_split(data, generation, games, seed, run)
-    finished = set(finished_batches(data, generation, run))
-    if pinned is not None and (pinned == games_per_task or finished):
-        chosen = pinned
-    else:
-        chosen = games_per_task
-    if foreign := sorted(finished - {batch for batch, _ in plan_batches(games, chosen, seed)}):
+    finished = {batch: int(sidecar.get("games", -1)) for batch, sidecar in finished_batches(data, generation, run).items()}
+    candidates = ([pinned] if pinned is not None and finished else []) + [games_per_task]
+    candidates += sorted({size for size in finished.values() if size >= 1}, reverse=True)
+    chosen = next((size for size in candidates
+                   if finished.items() <= dict(plan_batches(games, size, seed)).items()), None)
+    if chosen is None:
+        planned = dict(plan_batches(games, games_per_task, seed))
+        foreign = sorted(batch for batch, size in finished.items() if planned.get(batch) != size)
         raise SelfPlayFilesError(
             f"gen={generation} in {layout.selfplay_dir(data, generation, run)} already holds finished batches "
-            f"of another self-play (seeds {', '.join(map(str, foreign))}), which training would read beside "
-            f"these {games} games from seed {seed}: play into a new generation, or move that directory away")
+            f"that no split of these {games} games from seed {seed} has (seeds {', '.join(map(str, foreign))}): "
+            f"another self-play's, which training would read beside them. Play into a new generation, or move "
+            f"that directory away")
     if chosen != pinned:
         path = plan_path(data, generation, run)
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -121,14 +121,16 @@ class LoopSettings:
     def resolved(self, recorded: Mapping[str, Any] | None) -> LoopSettings:
         """These settings with every unset technique decided: as the loop recorded it (`recorded`,
         its loop.json; a key it lacks was off, `TECHNIQUES_OFF`), or for a new loop (None) as
-        `TECHNIQUE_DEFAULTS` says. So a default can change without refusing older loops' reruns. A
-        playout cap taken from the record comes with its recorded shares (`full_search_prob`,
-        `fast_sims_fraction`), which have no command-line flags."""
+        `TECHNIQUE_DEFAULTS` says. So a default can change without refusing older loops' reruns. With
+        the playout cap on, a share left at its default (`full_search_prob`, `fast_sims_fraction`:
+        no command-line flags) is the one the loop recorded; a share set otherwise is kept, and a
+        rerun that changes it is refused as other settings."""
         chosen = {name: (TECHNIQUE_DEFAULTS[name] if recorded is None else recorded.get(name, TECHNIQUES_OFF[name]))
                   for name in TECHNIQUE_DEFAULTS if getattr(self, name) is None}
-        if recorded is not None and chosen.get("playout_cap"):
+        if recorded is not None and chosen.get("playout_cap", self.playout_cap) and recorded.get("playout_cap"):
+            defaults = {field.name: field.default for field in dataclasses.fields(self)}
             chosen.update({name: recorded[name] for name in ("full_search_prob", "fast_sims_fraction")
-                           if name in recorded})
+                           if name in recorded and getattr(self, name) == defaults[name]})
         return dataclasses.replace(self, **chosen) if chosen else self
 
     @property

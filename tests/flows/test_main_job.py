@@ -19,7 +19,9 @@ def test_gozero_run_promotes_a_champion_and_prints_the_evidence_it_learned(
     data = tmp_path / "data"
     command = ["run", "--generations", "1", "--games", "4", "--sims", "4", "--eval-games", "2", "--random-games", "2",
                "--workers", "1", "--data-dir", str(data)]
-    result = CliRunner().invoke(app, command)
+    spent = CliRunner().invoke(app, [*command, "--minutes", "0"])  # a budget spent before generation 1
+    assert spent.exit_code == 1 and "still generation 0" in spent.output and "Traceback" not in spent.output
+    result = CliRunner().invoke(app, command)  # the same loop goes on: generation 0 is not made again
     assert result.exit_code == 0, result.output
     output = " ".join(result.output.split())
     assert "gozero-9x9/2 won" in output and "of 2 (" in output and "against generation 0" in output

@@ -192,7 +192,8 @@ def test_a_spent_budget_starts_no_new_generation(finished: Path, monkeypatch: py
     assert {int(r["generation"]) for r in loops.read_steps(finished, "zero-5x5")} == {1, 2}
 
 
-def test_the_cli_passes_its_minute_budget_to_the_loop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_the_cli_passes_its_minute_budget_to_the_loop(tmp_path: Path, prefect_harness,
+                                                       monkeypatch: pytest.MonkeyPatch):
     from typer.testing import CliRunner
 
     import flows.zero_loop

@@ -87,9 +87,9 @@ def test_finished_batches_of_another_self_play_are_refused_not_read_beside_the_n
     write(tmp_path, 0, 2, generation=3)
     write(tmp_path, 1, 2, generation=3)
     assert selfplay.pin_split(tmp_path, 3, 4, 0, 4) == 2  # the same games again: the first split holds
-    with pytest.raises(selfplay.SelfPlayFilesError, match=r"gen=3 .*seeds 0, 1\b.*new generation"):
+    with pytest.raises(selfplay.SelfPlayFilesError, match=r"gen=3 .*seeds 0, 1\).*new generation"):
         selfplay.pin_split(tmp_path, 3, 6, 10, 3)  # other games and seed: 0 and 1 are not theirs
-    with pytest.raises(selfplay.SelfPlayFilesError, match=r"seeds 1\b"):
+    with pytest.raises(selfplay.SelfPlayFilesError, match=r"seeds 1\)"):
         selfplay.pin_split(tmp_path, 3, 2, 0, 2)  # fewer games from seed 0: batch 1 is not theirs
     assert selfplay.read_split(tmp_path, 3, 4, 0) == 2  # refusals leave the plan as it was
     assert selfplay.pin_split(tmp_path, 4, 6, 10, 3) == 3  # another generation is free
@@ -98,3 +98,14 @@ def test_finished_batches_of_another_self_play_are_refused_not_read_beside_the_n
 def test_plan_batches_splits_games_with_consecutive_seeds():
     assert selfplay.plan_batches(5, 2, 10) == [(10, 2), (11, 2), (12, 1)]
     assert selfplay.plan_batches(4, 8, 0) == [(0, 4)]
+
+
+def test_a_generation_written_before_plan_json_keeps_the_split_its_batches_show(tmp_path: Path) -> None:
+    write(tmp_path, 5, 2, generation=1)  # 6 games from seed 5 in tasks of 2; no plan.json (older data)
+    write(tmp_path, 7, 2, generation=1)
+    assert selfplay.pin_split(tmp_path, 1, 6, 5, 3) == 2  # other workers now: the batches' own split holds
+    assert selfplay.read_split(tmp_path, 1, 6, 5) == 2
+    assert selfplay.pin_split(tmp_path, 1, 6, 5, 6) == 2  # and stays pinned
+    write(tmp_path, 9, 1, generation=2)  # a lone short batch at seed 9 of 6 games from seed 5 ...
+    with pytest.raises(selfplay.SelfPlayFilesError, match=r"seeds 9\)"):
+        selfplay.pin_split(tmp_path, 2, 4, 5, 2)  # ... is in no split of 4 games from seed 5

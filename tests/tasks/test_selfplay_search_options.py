@@ -77,5 +77,11 @@ def test_a_rerun_takes_the_recorded_playout_cap_with_its_shares(tmp_path: Path):
     rerun = LoopSettings(loop="capped", generations=9).resolved(loops.read_settings(tmp_path, "capped"))
     assert (rerun.playout_cap, rerun.full_search_prob, rerun.fast_sims_fraction) == (True, 0.5, 0.125)
     loops.claim(tmp_path, "capped", loop_record(rerun), RESUMABLE)  # the same loop: not refused
+    asked = LoopSettings(loop="capped", playout_cap=True).resolved(loops.read_settings(tmp_path, "capped"))
+    assert (asked.full_search_prob, asked.fast_sims_fraction) == (0.5, 0.125)  # the cap asked for again: the same
     uncapped = LoopSettings(loop="capped", playout_cap=False).resolved(loops.read_settings(tmp_path, "capped"))
     assert uncapped.full_search_prob == 0.25  # a cap switched off on the command line takes nothing from the record
+    other = LoopSettings(loop="capped", full_search_prob=0.75).resolved(loops.read_settings(tmp_path, "capped"))
+    assert (other.full_search_prob, other.fast_sims_fraction) == (0.75, 0.125)  # a share set otherwise is kept ...
+    with pytest.raises(LoopError, match="full_search_prob"):
+        loops.claim(tmp_path, "capped", loop_record(other), RESUMABLE)  # ... and refused as another loop

@@ -215,7 +215,7 @@ def test_nets_with_and_without_heads_load_through_the_registry(tmp_path: Path, m
 
 
 def test_the_zero_loop_records_aux_heads_only_when_on() -> None:
-    from tasks.zero import LoopSettings, loop_record
+    from tasks.zero import TECHNIQUES_OFF, LoopSettings, loop_record
 
-    assert "aux_heads" not in loop_record(LoopSettings().resolved(None))  # loops recorded before the option resume
+    assert "aux_heads" not in loop_record(LoopSettings(**TECHNIQUES_OFF).resolved(None))  # older loops resume
     assert loop_record(LoopSettings(aux_heads=True).resolved(None))["aux_heads"] is True
