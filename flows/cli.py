@@ -159,7 +159,11 @@ app.add_typer(models_app, name="models")
 
 
 def main() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: this process and the workers it starts keep freed memory
+    (`gocore.malloc`), then the command."""
+    from gocore.malloc import keep_freed_memory
+
+    keep_freed_memory()
     app()
 
 

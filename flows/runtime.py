@@ -21,6 +21,7 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ProcessPoolTaskRunner
 
 from gocore.errors import GozeroError
+from gocore.malloc import keep_freed_memory
 
 DASK_PORT = 8786  # `dask scheduler`'s default port
 
@@ -149,7 +150,12 @@ def results_as_completed(futures: Iterable[Any]) -> Iterator[Any]:
 class StoppingProcessPool(ProcessPoolTaskRunner):
     """Prefect's process pool, which `results_as_completed` can stop: when one task fails, the
     tasks still running in its workers are stopped instead of waited for, so a failed run ends
-    and a retry never races it for the same files."""
+    and a retry never races it for the same files. Its workers keep freed memory
+    (`gocore.malloc.keep_freed_memory`: the tunables are in the environment before they start)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        keep_freed_memory()
+        super().__init__(*args, **kwargs)
 
     def stop_running(self) -> None:
         """Terminate the worker processes (their running tasks die with them)."""
