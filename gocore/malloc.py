@@ -5,7 +5,10 @@ tensors above glibc's 128 KB mmap threshold) thousands of times a second. glibc 
 fresh mmap and returns it with munmap, so every reuse faults its pages in again: one `gozero
 selfplay` of 100 games x 16 sims took 16 million minor page faults and 36 % of its CPU time in the
 kernel (benchmarks/malloc.py). With a higher mmap threshold, trim threshold and top pad the heap
-keeps those pages: the same games, 1.7x faster.
+keeps those pages: the same games, 1.6x faster. Self-play workers still lower their own mmap
+threshold to 64 KB afterwards (`gocore.nn.device.return_large_buffers`, for their peak memory), so
+there the trim threshold and top pad are what keep the heap; which of the two does it was not
+isolated.
 
 `keep_freed_memory()` sets glibc's tunables for this process (mallopt) and, through the
 environment, for every process it starts (process-pool workers read them when they start). A
