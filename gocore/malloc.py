@@ -25,10 +25,12 @@ import os
 SWITCH_ENV = "GOZERO_MALLOC"
 """``system`` turns the tuning off (glibc's own defaults)."""
 
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3  # glibc's mallopt parameters
+
 TUNABLES = {  # environment variable: (mallopt parameter, bytes)
-    "MALLOC_TRIM_THRESHOLD_": (-1, 1 << 30),  # M_TRIM_THRESHOLD: keep up to 1 GB free at the heap top
-    "MALLOC_TOP_PAD_": (-2, 64 << 20),  # M_TOP_PAD: grow the heap 64 MB at a time
-    "MALLOC_MMAP_THRESHOLD_": (-3, 256 << 20),  # M_MMAP_THRESHOLD: mmap only blocks of 256 MB and more
+    "MALLOC_TRIM_THRESHOLD_": (M_TRIM_THRESHOLD, 1 << 30),  # keep up to 1 GB free at the heap top
+    "MALLOC_TOP_PAD_": (M_TOP_PAD, 64 << 20),  # grow the heap 64 MB at a time
+    "MALLOC_MMAP_THRESHOLD_": (M_MMAP_THRESHOLD, 256 << 20),  # mmap only blocks of 256 MB and more
 }
 
 
@@ -36,7 +38,7 @@ def keep_freed_memory() -> bool:
     """Apply `TUNABLES` here and to child processes, unless turned off; whether they apply here."""
     if os.environ.get(SWITCH_ENV, "").strip().lower() == "system":
         return False
-    mallopt = _glibc_mallopt()
+    mallopt = glibc_mallopt()
     if mallopt is None:
         return False
     for name, (parameter, value) in TUNABLES.items():
@@ -46,7 +48,7 @@ def keep_freed_memory() -> bool:
     return True
 
 
-def _glibc_mallopt():
+def glibc_mallopt():
     """glibc's `mallopt(int, int) -> int`, or None on another C library."""
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")

@@ -145,9 +145,6 @@ def _move(item: Any, device: torch.device, asynchronous: bool) -> Any:
     return item
 
 
-_M_MMAP_THRESHOLD = -3  # glibc mallopt parameter
-
-
 def return_large_buffers(threshold: int = 64 * 1024) -> bool:
     """Make glibc map every allocation of `threshold` bytes or more on its own and unmap it when
     freed (Linux/glibc; elsewhere nothing happens, and False is returned).
@@ -156,12 +153,7 @@ def return_large_buffers(threshold: int = 64 * 1024) -> bool:
     after the first such buffer is freed and keeps later ones in the heap, which then only grows:
     a self-play worker's resident memory crept up by ~90 MB over 30 lockstep games, ~50 MB with this.
     """
-    import ctypes
-    import ctypes.util
+    from gocore.malloc import M_MMAP_THRESHOLD, glibc_mallopt
 
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name) if name else None
-        return bool(libc is not None and hasattr(libc, "mallopt") and libc.mallopt(_M_MMAP_THRESHOLD, threshold))
-    except OSError:
-        return False
+    mallopt = glibc_mallopt()
+    return bool(mallopt is not None and mallopt(M_MMAP_THRESHOLD, threshold))
