@@ -42,9 +42,9 @@ def parse_args() -> argparse.Namespace:
     return parser.parse_args()
 
 
-def curve_rows(data: Path, loop: str, size: int, cores: int) -> list[dict]:
+def curve_rows(data: Path, loop: str, size: int, cores: int, champions: dict[int, str] | None = None) -> list[dict]:
     """One row per generation of `loop` with a rated champion: generation, version, CPU minutes,
-    self-play games, Elo and its standard error."""
+    self-play games, Elo and its standard error (`champions`: `loop_champions`, if already read)."""
     from flows.zero_loop import loop_spend
     from storage import loops
     from tasks.ladder import ladder_rows
@@ -52,9 +52,9 @@ def curve_rows(data: Path, loop: str, size: int, cores: int) -> list[dict]:
     records = loops.read_steps(data, loop)
     rated = {row.player: row for row in ladder_rows(data, size)}
     rows = []
-    for generation in range(last_generation(data, loop) + 1):
-        version = loop_champion(data, loop, generation, size)
-        row = rated.get(version or "")
+    champions = loop_champions(data, loop, size, records) if champions is None else champions
+    for generation, version in champions.items():
+        row = rated.get(version)
         if row is None:
             continue
         spent = loop_spend(records, generation) if generation else {"loop_minutes": 0.0, "selfplay_games_total": 0}
@@ -85,11 +85,15 @@ def rated_generations(promoted: list[int], every: int) -> list[int]:
     return sorted({g for g in promoted if g % every == 0} | set(promoted[-1:]))
 
 
-def last_generation(data: Path, loop: str) -> int:
-    """The loop's newest generation with any step recorded (0 if none)."""
+def loop_champions(data: Path, loop: str, size: int, records: list[dict] | None = None) -> dict[int, str]:
+    """{generation: ladder name} of every version `loop` promoted, oldest first (`records`: its
+    step records, if already read)."""
     from storage import loops
 
-    return max((int(r["generation"]) for r in loops.read_steps(data, loop)), default=0)
+    records = loops.read_steps(data, loop) if records is None else records
+    last = max((int(r["generation"]) for r in records), default=0)
+    return {generation: version for generation in range(last + 1)
+            if (version := loop_champion(data, loop, generation, size)) is not None}
 
 
 def plot(series: dict[str, list[dict]], path: Path, title: str) -> Path:
@@ -132,14 +136,13 @@ def main() -> None:
             zero_loop(settings, str(data), workers=args.workers, device="cpu")
         rate = ladder.with_options(task_runner=task_runner(args.workers))
         rated = {row.player for row in ladder_rows(data, settings.size) if row.games}
-        champions = {generation: version for generation in range(last_generation(data, args.loop) + 1)
-                     if (version := loop_champion(data, args.loop, generation, settings.size)) is not None}
+        champions = loop_champions(data, args.loop, settings.size)
         for generation in rated_generations(sorted(champions), max(1, args.every)):
             version = champions[generation]
             if version not in rated:  # a rerun on the same data dir plays no more
                 rate(settings.size, str(data), games_per_opponent=args.rating_games, opponents=2,
                      sims=args.sims, player=f"models:/{version}")
-        rows = curve_rows(data, args.loop, settings.size, cores)
+        rows = curve_rows(data, args.loop, settings.size, cores, champions)
         played = loops.read_settings(data, args.loop) or {}  # what the loop was: its loop.json
         png = plot({args.loop: rows}, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")
     print(f"learning curve of {args.loop}: {rows[-1]['generation'] if rows else 0} generations x "

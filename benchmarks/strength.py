@@ -206,11 +206,9 @@ def run_in_parallel(argv: list[str], data: Path, cores: int) -> None:
 
 def champion_versions(data: Path, loop: str, size: int) -> list[str]:
     """Ladder names (``gozero-9x9/3``) of every version `loop` promoted, oldest first."""
-    from benchmarks.learning_curve import loop_champion
-    from storage import loops
+    from benchmarks.learning_curve import loop_champions
 
-    last = max((int(r["generation"]) for r in loops.read_steps(data, loop)), default=0)
-    return [name for g in range(last + 1) if (name := loop_champion(data, loop, g, size)) is not None]
+    return list(loop_champions(data, loop, size).values())
 
 
 def report(args: argparse.Namespace, settings: dict[str, Any], data: Path, finals: dict[str, str], cores: int) -> None:
