@@ -32,8 +32,9 @@ def test_a_gumbel_batch_records_its_search_and_improved_policy_rows(data_dir: Pa
 
 
 def test_loop_settings_know_the_searches_and_record_gumbel_only_when_chosen():
-    assert "search" not in loop_record(LoopSettings().resolved(None))  # loops recorded before the option resume
+    assert "search" not in loop_record(LoopSettings(search="puct").resolved(None))  # older loops resume as PUCT
     assert loop_record(LoopSettings(search="gumbel").resolved(None))["search"] == "gumbel"
+    assert loop_record(LoopSettings().resolved(None))["search"] == "gumbel"  # a new loop's default, recorded
     with pytest.raises(ValueError, match="puct, gumbel"):
         LoopSettings(search="mcts")
 

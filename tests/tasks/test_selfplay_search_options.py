@@ -21,10 +21,11 @@ TINY = {"size": 5, "komi": 2.5, "max_moves": 30, "resign_threshold": None}
 
 
 def test_loop_settings_map_to_the_selfplay_flows_search_keywords():
-    assert selfplay_search(LoopSettings().resolved(None)) == {}
+    assert selfplay_search(LoopSettings(search="puct").resolved(None)) == {}  # every option off: no keywords
+    assert selfplay_search(LoopSettings().resolved(None)) == {"search": "gumbel"}  # a new loop: Gumbel won its A/B
     with pytest.raises(ValueError, match="aux_heads, playout_cap, forced_playouts, search unset"):
         selfplay_search(LoopSettings())  # an undecided technique never plays as "off"
-    options = selfplay_search(LoopSettings(sims=32, playout_cap=True, forced_playouts=True).resolved(None))
+    options = selfplay_search(LoopSettings(sims=32, playout_cap=True, forced_playouts=True, search="puct").resolved(None))
     assert options == {"full_search_prob": 0.25, "fast_sims": 8, "forced_playouts": True}
     assert set(options) <= set(inspect.signature(selfplay.fn).parameters)
     gumbel = selfplay_search(LoopSettings(search="gumbel").resolved(None))  # the loop's self-play searches as it says
