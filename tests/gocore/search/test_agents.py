@@ -83,6 +83,17 @@ def test_alphazero_agent_keeps_its_tree_between_moves_of_one_game():
     assert agent.last_result.visits.sum() == 48 - 1
 
 
+def test_alphazero_agent_passes_in_a_finished_game_so_a_cleanup_phase_can_end():
+    """GNU Go passed a third time in a match's cleanup phase and the search refused the finished
+    position ("game 0 is over"): the net's side forfeited a game it had won on the board."""
+    passed_out = Position.initial(9, 7.5).play(40).play(81).play(81)  # a stone, then both pass: over
+    assert passed_out.is_game_over()
+    agent = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(simulations=8), seed=0)
+    assert agent.select_move(passed_out) == 81
+    game = play_game(agent, RandomAgent(1), max_moves=30)  # and it still searches a live game after
+    assert game.reason in ("two-passes", "move-cap") and game.moves[0][1] != 81
+
+
 def test_alphazero_agent_resigns_after_two_hopeless_searches():
     agent = AlphaZeroAgent(BlackWinsEvaluator(), mcts.MATCH.replace(simulations=16), seed=0)
     position = Position.initial(5).play(12)
