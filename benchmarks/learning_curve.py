@@ -146,7 +146,8 @@ def main() -> None:
         played = loops.read_settings(data, args.loop) or {}  # what the loop was: its loop.json
         png = plot({args.loop: rows}, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")
     print(f"learning curve of {args.loop}: {rows[-1]['generation'] if rows else 0} generations x "
-          f"{played.get('games', args.games)} games x {played.get('sims', args.sims)} sims, "
+          f"{played.get('games', args.games)} games x {played.get('sims', args.sims)} sims "
+          f"({played.get('search', 'puct')}), "
           f"{played.get('preset', 'tiny')} net{' with aux heads' if played.get('aux_heads') else ''}, "
           f"gate {played.get('gate', 'off')}, {cores} cores")
     print(f"{'gen':>4} {'champion':<16} {'CPU min':>8} {'self-play':>10} {'Elo':>7} {'± 95 %':>7} {'games':>6}")
