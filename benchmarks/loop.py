@@ -42,11 +42,15 @@ def parse_args() -> argparse.Namespace:
 
 def play_alone(model: str, local: tuple[str, str], games: int, seed: int, data: str, sims: int, size: int) -> float:
     """One batch of self-play without Prefect (a pool worker), loading the model as the loop's
-    workers do (from the `local` directory the parent resolved: no MLflow); its seconds."""
+    workers do (from the `local` directory the parent resolved: no MLflow) and with a new loop's
+    root search (`TECHNIQUE_DEFAULTS`), as the loop in `main` plays; its seconds."""
     from tasks.selfplay import SelfPlaySettings, play_shard
+    from tasks.zero import TECHNIQUE_DEFAULTS
 
     start = time.perf_counter()
-    play_shard(SelfPlaySettings(model, sims, size=size, run="alone", local_model=local), games, 1, seed, data)
+    settings = SelfPlaySettings(model, sims, size=size, run="alone", local_model=local,
+                                search=TECHNIQUE_DEFAULTS["search"])
+    play_shard(settings, games, 1, seed, data)
     return time.perf_counter() - start
 
 

@@ -62,7 +62,7 @@ class GenerationRow:
     games: int  # self-play games
     rows: int  # self-play rows
     loss: float | None  # final training loss
-    val_top1: float | None  # validation policy top-1 against the search's most visited move
+    val_top1: float | None  # validation policy top-1 against the row's target's most likely move
     val_mse: float | None  # validation value MSE
     candidate: str | None  # the version trained
     gate: str  # "passed 62.5 % of 40", "failed ...", "off", or "" before the gate

@@ -4,7 +4,7 @@ Sub-packages, each importing only the ones before it (`make lint` checks the ord
 
 - `gocore.rules`  the game: coordinates, immutable positions, numba kernels, SGF, symmetries;
 - `gocore.nn`     feature planes, torch nets, devices, batched inference, the training loop;
-- `gocore.search` PUCT and AlphaGo search, agents, self-play games;
+- `gocore.search` PUCT, Gumbel and AlphaGo search, agents, self-play games;
 - `gocore.play`   matches between players, ratings, the GTP engine and client.
 
 `gocore.errors` holds `GozeroError`, the root of every error a user can act on.

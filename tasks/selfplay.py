@@ -47,6 +47,10 @@ class SelfPlayError(GozeroError, ValueError):
     """A self-play request that cannot be played as asked (model, board, or a conflicting rerun)."""
 
 
+FORCED_NEEDS_PUCT = ("forced playouts are a PUCT technique (Gumbel's sequential halving decides every root "
+                     "visit itself): add --search puct to --forced-playouts")
+
+
 @dataclasses.dataclass(frozen=True)
 class SelfPlaySettings:
     """How every batch of a self-play run is played; mapped whole to the tasks."""
@@ -66,6 +70,10 @@ class SelfPlaySettings:
     fast_sims: int | None = None  # playout cap: simulations of the other moves (None: sims // 4)
     forced_playouts: bool = False  # KataGo's forced playouts and pruned policy targets
     search: str = "puct"  # root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct
+
+    def __post_init__(self) -> None:
+        if self.forced_playouts and self.search == "gumbel":
+            raise ValueError(FORCED_NEEDS_PUCT)
 
     def recorded(self, games: int) -> dict[str, Any]:
         """What a batch's sidecar keeps of these settings (the search options only when on: older

@@ -23,6 +23,7 @@ from gocore.search.gumbel import root_search
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
 from storage import checkpoints, loops, registry, run_dirs, runs
 from tasks.models import INITIAL, promote
+from tasks.selfplay import FORCED_NEEDS_PUCT
 from tasks.train import GPU_TAG, DatasetFacts, selfplay_facts, train_and_register
 
 GATES = ("sprt", "fixed", "off")
@@ -115,6 +116,8 @@ class LoopSettings:
         for name in ("aux_heads", "playout_cap", "forced_playouts"):
             if getattr(self, name) not in (None, True, False):
                 raise ValueError(f"{name} must be true, false or unset, not {getattr(self, name)!r}")
+        if self.forced_playouts and self.search == "gumbel":
+            raise ValueError(FORCED_NEEDS_PUCT)
 
     def undecided(self) -> list[str]:
         """The techniques still unset; ValueError from the callers that need them decided."""
@@ -133,6 +136,9 @@ class LoopSettings:
             defaults = {field.name: field.default for field in dataclasses.fields(self)}
             chosen.update({name: recorded[name] for name in ("full_search_prob", "fast_sims_fraction")
                            if name in recorded and getattr(self, name) == defaults[name]})
+        if chosen.get("forced_playouts", self.forced_playouts) and chosen.get("search", self.search) == "gumbel":
+            raise loops.LoopError(f"{FORCED_NEEDS_PUCT} (this loop's search is gumbel, "
+                            f"{'the default for new loops' if recorded is None else 'as it began'})")
         return dataclasses.replace(self, **chosen) if chosen else self
 
     @property

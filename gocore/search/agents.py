@@ -194,9 +194,11 @@ class AlphaZeroAgent:
 
     def select_move(self, position: Position) -> int:
         """The searched move; a pass in a finished game (both passed: a match's cleanup phase asks
-        on after the opponent's third pass, where the search has nothing to search)."""
+        on after the opponent's third pass; or the search's move cap reached), where the search has
+        nothing to search."""
         self._start_from(position)
         if self._search.roots[0].terminal_value is not None:
+            self.last_result = None
             return position.size ** 2
         deadline = None if self._time_budget is None else time.monotonic() + self._time_budget
         return self._decide(position, self._search.search(deadline=deadline)[0])

@@ -32,7 +32,7 @@ def test_a_gumbel_batch_records_its_search_and_improved_policy_rows(data_dir: Pa
 
 
 def test_loop_settings_know_the_searches_and_record_gumbel_only_when_chosen():
-    assert "search" not in loop_record(LoopSettings(search="puct").resolved(None))  # older loops resume as PUCT
+    assert "search" not in loop_record(LoopSettings(search="puct").resolved(None))  # PUCT: recorded as loops always were
     assert loop_record(LoopSettings(search="gumbel").resolved(None))["search"] == "gumbel"
     assert loop_record(LoopSettings().resolved(None))["search"] == "gumbel"  # a new loop's default, recorded
     with pytest.raises(ValueError, match="puct, gumbel"):

@@ -38,10 +38,26 @@ def test_loop_settings_map_to_the_selfplay_flows_search_keywords():
 def test_loop_records_keep_the_options_only_when_on():
     plain = loop_record(LoopSettings().resolved(None))
     assert not {"playout_cap", "full_search_prob", "fast_sims_fraction", "forced_playouts"} & set(plain)
-    capped = loop_record(LoopSettings(playout_cap=True, forced_playouts=True).resolved(None))
+    capped = loop_record(LoopSettings(playout_cap=True, forced_playouts=True, search="puct").resolved(None))
     assert capped["playout_cap"] and capped["full_search_prob"] == 0.25 and capped["forced_playouts"]
     with pytest.raises(ValueError, match="playout_cap"):  # undecided techniques are never recorded
         loop_record(LoopSettings(aux_heads=False, forced_playouts=False, search="puct"))
+
+
+def test_forced_playouts_ask_for_puct_and_never_ride_along_silently_with_gumbel(tmp_path: Path):
+    """Gumbel's sequential halving never gives forced visits: with it the option would be recorded
+    and do nothing."""
+    with pytest.raises(ValueError, match="add --search puct"):
+        LoopSettings(forced_playouts=True, search="gumbel")
+    with pytest.raises(LoopError, match="gumbel, the default for new loops"):
+        LoopSettings(forced_playouts=True).resolved(None)
+    with pytest.raises(ValueError, match="add --search puct"):
+        SelfPlaySettings("uniform", 8, forced_playouts=True, search="gumbel")
+    gumbel = LoopSettings(loop="g", **{**TECHNIQUES_OFF, "search": "gumbel"}).resolved(None)
+    loops.claim(tmp_path, "g", loop_record(gumbel), RESUMABLE)
+    with pytest.raises(LoopError, match="as it began"):  # a rerun asking for them on a Gumbel loop
+        LoopSettings(loop="g", forced_playouts=True).resolved(loops.read_settings(tmp_path, "g"))
+    assert LoopSettings(forced_playouts=True, search="puct").resolved(None).forced_playouts
 
 
 def test_unset_techniques_follow_the_loop_else_the_defaults_so_a_default_can_change(

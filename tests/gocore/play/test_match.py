@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from gocore.nn.inference import UniformEvaluator
 from gocore.play.gtp_client import gnugo_command
 from gocore.play.match import (
     RESIGN,
     GtpAgent,
     MatchConfig,
     MatchGame,
+    play_cleanup,
     play_game,
     play_match,
     play_match_game,
@@ -23,7 +25,8 @@ from gocore.play.match import (
 from gocore.rules import sgf, sgf_read
 from gocore.rules.board import Position
 from gocore.rules.coords import from_gtp
-from gocore.search.agents import RandomAgent
+from gocore.search import mcts
+from gocore.search.agents import AlphaZeroAgent, RandomAgent
 
 
 class Scripted:
@@ -164,6 +167,17 @@ def test_dead_stones_gnugo_leaves_are_played_out_and_the_counts_then_agree(gnugo
     assert game.external_score == game.game.result and game.disagreement is False
     assert game.a_score == 0.0
     assert sgf.replay(game.record())[-1] == game.game.final  # the cleanup moves are in the record
+
+
+def test_a_net_asked_to_move_in_a_passed_out_game_ends_the_cleanup_instead_of_forfeiting():
+    """In a cleanup phase the side to move faces a finished game (GNU Go's third pass did it in a
+    match): the net's search passes, the cleanup ends by two passes and the board is counted."""
+    over = play_game(Scripted([d("E5")]), Scripted([]), max_moves=20)
+    assert over.reason == "two-passes" and over.final.to_play == -1
+    net = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(simulations=8), seed=0)
+    cleaned = play_cleanup(over, Scripted([]), net)
+    assert cleaned.reason == "cleanup" and cleaned.winner == over.winner == 1, (cleaned.reason, cleaned.detail)
+    assert [move for _, move in cleaned.moves[len(over.moves):]] == [81, 81]
 
 
 @pytest.mark.gnugo
