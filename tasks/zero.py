@@ -137,8 +137,8 @@ class LoopSettings:
             chosen.update({name: recorded[name] for name in ("full_search_prob", "fast_sims_fraction")
                            if name in recorded and getattr(self, name) == defaults[name]})
         if chosen.get("forced_playouts", self.forced_playouts) and chosen.get("search", self.search) == "gumbel":
-            raise loops.LoopError(f"{FORCED_NEEDS_PUCT} (this loop's search is gumbel, "
-                            f"{'the default for new loops' if recorded is None else 'as it began'})")
+            began = "the default for new loops" if recorded is None else "as it began"
+            raise loops.LoopError(f"{FORCED_NEEDS_PUCT} (this loop's search is gumbel, {began})")
         return dataclasses.replace(self, **chosen) if chosen else self
 
     @property
