@@ -39,7 +39,9 @@ def evaluate(
     size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
     komi: Annotated[float, typer.Option(help="komi (Chinese rules, Tromp-Taylor count)")] = 7.5,
     max_moves: Annotated[int | None, typer.Option(min=1, help="move cap per game (default 3*N*N)")] = None,
-    seed: Annotated[int, typer.Option(help="base seed of our agents")] = 0,
+    seed: Annotated[int, typer.Option(help="base seed of our agents, engines' per-game seeds and the openings")] = 0,
+    opening: Annotated[int, typer.Option(min=0, help="random moves that open each pair of games (one game with "
+                                                     "each colour); 0: none")] = 2,
     gate: Annotated[float, typer.Option(min=0.0, max=1.0, help="win rate A needs to pass the gate")] = 0.55,
     sprt: Annotated[bool, typer.Option(help="stop early once an SPRT decides (elo0 vs elo1)")] = False,
     elo0: Annotated[float, typer.Option(help="SPRT H0: A is this many Elo stronger")] = 0.0,
@@ -58,7 +60,7 @@ def evaluate(
     from tasks.evaluate import MatchSettings
     from tasks.players import build_player, has_net
 
-    settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed), gtp_timeout)
+    settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout)
     match_id = match_id or matches.default_match_id(black, white)
     data = layout.data_dir(data_dir)
     try:
@@ -118,7 +120,7 @@ def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: Sp
                 summary = run_evaluate(settings.black, settings.white, settings.games, settings.sims, match.name,
                                        str(match.parent.parent), gate, sprt_config, workers=workers or None,
                                        dask_address=dask_address, size=config.size, komi=config.komi,
-                                       max_moves=config.max_moves, seed=config.seed,
+                                       max_moves=config.max_moves, seed=config.seed, opening=config.opening,
                                        gtp_timeout=settings.gtp_timeout)
         finally:
             stop.set()

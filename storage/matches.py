@@ -185,15 +185,25 @@ def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
                     "rate and Elo below rest on our Tromp-Taylor count")]
     rows += [("games", f"{s['games']} of {s['games_planned']}{stopped}"),
             ("A wins / B wins / jigo", f"{s['a_wins']} / {s['b_wins']} / {s['draws']}"),
-            ("A win rate (95 % CI)", f"{s['a_winrate']:.1%} ({s['a_winrate_low']:.1%} – {s['a_winrate_high']:.1%})"),
+            (f"A win rate (95 % CI{_clustered(s)})",
+             f"{s['a_winrate']:.1%} ({s['a_winrate_low']:.1%} – {s['a_winrate_high']:.1%})"),
             ("Elo A − B (95 % CI)", f"{elo('elo', '+∞' if s['a_winrate'] > 0.5 else '−∞')} "
                                     f"({elo('elo_low', '−∞')} – {elo('elo_high', '+∞')})"),
             (f"gate ≥ {s['gate']:.0%}", f"{'passed' if s['gate_passed'] else 'not passed'} (by {s['gate_rule']})")]
     if s["sprt"] is not None:
         rows.append(("SPRT", s["sprt"]))
+    if s.get("distinct_games") is not None:
+        rows.append(("distinct games", f"{s['distinct_games']} of {s['games']}"))
     if s["external_counts"]:
         rows.append(("engine counts disagreeing", f"{s['disagreements']} of {s['external_counts']}"))
     return rows + [(f"ended by {reason}", str(count)) for reason, count in sorted(s["reasons"].items())]
+
+
+def _clustered(summary: Mapping[str, Any]) -> str:
+    """How the interval treats correlated games, for its label ("" for Wilson's on every game)."""
+    if summary.get("interval") != "clustered":
+        return ""
+    return f", clustered: {summary['clusters']} openings or games, ~{summary['effective_games']:.0f} effective"
 
 
 def summary_markdown(summary: Mapping[str, Any]) -> str:

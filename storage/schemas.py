@@ -75,6 +75,8 @@ score           float32   Tromp-Taylor score of the final board, black - white -
 seconds         float32   wall-clock time of the game
 external_score  string    an external engine's ``final_score`` of a two-pass game, else null
 disagreement    bool      true if that score differs from ours; null if not asked
+opening         string    the match's random opening moves (ints, space-separated; "" none; null before they existed)
+digest          string    fingerprint of the game's moves: equal digests are the same game played again
 ==============  ========  =============================================================
 
 The ratings table (`RATINGS_SCHEMA`, ``<data>/ratings/match-<id>.parquet``, storage.ratings),
@@ -159,6 +161,8 @@ RESULTS_SCHEMA = pa.schema([
     ("seconds", pa.float32()),
     ("external_score", pa.string()),
     ("disagreement", pa.bool_()),
+    ("opening", pa.string()),
+    ("digest", pa.string()),
 ])
 
 RATINGS_SCHEMA = pa.schema([

@@ -161,7 +161,7 @@ def match_summary(match_id: str, settings: MatchSettings, rows: list[Mapping[str
                   sprt_config: SprtConfig | None) -> dict[str, Any]:
     """The statistics of A's results plus what the games say about the players and engines."""
     compared = [row for row in rows if row["disagreement"] is not None]
-    facts = summarize([row["a_score"] for row in rows], gate, sprt_config)
+    facts = summarize([row["a_score"] for row in rows], gate, sprt_config, [game_cluster(row) for row in rows])
     return {
         "match_id": match_id, "player_a": _played_as(rows, settings.black, "a"),
         "player_b": _played_as(rows, settings.white, "b"),
@@ -173,8 +173,17 @@ def match_summary(match_id: str, settings: MatchSettings, rows: list[Mapping[str
         "external_counts": len(compared),
         "disagreements": sum(1 for row in compared if row["disagreement"]),
         "seconds": sum(row["seconds"] for row in rows),
+        "distinct_games": len({row.get("digest") or row["game"] for row in rows}),
         "settings": settings.to_dict(),
     }
+
+
+def game_cluster(row: Mapping[str, Any]) -> str:
+    """The cluster a game's result is correlated within: its random opening (shared by the pair of
+    games that play it with each colour), else the game's moves (a game played again is one
+    cluster), else the game alone (rows written before either was recorded)."""
+    return (f"opening {row['opening']}" if row.get("opening") else f"moves {row['digest']}" if row.get("digest")
+            else f"game {row['game']}")
 
 
 def _played_as(rows: list[Mapping[str, Any]], spec: str, side: str) -> str:

@@ -77,9 +77,11 @@ class PlayerSettings:
     """Simulations per move for nets and a bare ``uct``."""
     gtp_timeout: float = 30.0
     """Seconds an external engine gets per command before it loses the game."""
-    sample_opening: bool = True
-    """Nets sample their opening moves by visit count (matches: else every game repeats); False
-    plays the most visited move from the start (GTP: a GUI expects the engine's best move)."""
+    sample_opening: bool = False
+    """Nets sample their opening moves by visit count; False (matches, GTP) plays the most visited
+    move from the start: matches get their variety from a random opening played with both colours
+    (`MatchConfig.opening`) and seeded engines, not from weaker moves (sampling the first moves at
+    tau = 1 made 84 % of a net's opening moves other than its best)."""
     resign_threshold: float | None = None
     """Nets resign below this root value (two own moves in a row); None plays every game out, as
     matches do: a young net's values are too unreliable to lose games on (it resigned 17 of 20
@@ -246,7 +248,7 @@ def _engine_player(spec: str, command: list[str], settings: PlayerSettings) -> P
     from gocore.play.match import GtpAgent
 
     engine = GtpAgent(command, name=spec, timeout=settings.gtp_timeout)
-    return Player(spec, "gtp", lambda seed: engine, engine)
+    return Player(spec, "gtp", engine.reseeded, engine)  # one process, a seed per game
 
 
 def _net(spec: str, settings: PlayerSettings, data: Path | None):
@@ -280,7 +282,7 @@ def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Pla
                       board_size=size)
     if family != "dual":
         raise PlayerError(f"{spec} is a {family} net, which cannot choose moves by itself")
-    # MATCH: no noise, tau -> 0; matches sample their first moves so games differ.
+    # MATCH: no noise, tau -> 0, one leaf a round.
     config = mcts.MATCH.replace(simulations=settings.sims, resign_threshold=settings.resign_threshold)
     if settings.sample_opening:
         config = config.replace(temperature_moves=None)  # the default: about N*N/12 sampled moves

@@ -21,10 +21,9 @@ import numpy as np
 from gocore.errors import GozeroError
 from gocore.play.gtp_client import GNUGO_TROMP_TAYLOR, gnugo_command
 from gocore.play.match import GtpAgent, MatchConfig, game_seeds, play_match_game
+from gocore.play.openings import opening_moves
 from gocore.rules.board import Position
 from gocore.rules.sgf import GameRecord
-
-OPENING_MARGIN = 2  # opening moves keep off the first two lines (boards of 7 and up)
 
 
 class GnugoGameError(GozeroError, RuntimeError):
@@ -69,23 +68,6 @@ class _OpeningGnugo(GtpAgent):
         return scripted if scripted is not None else super().select_move(position)
 
 
-def opening_moves(size: int, count: int, rng: np.random.Generator, komi: float = 7.5) -> list[int]:
-    """`count` random legal moves from the empty board, each on a point off the first two lines
-    (off the first line on boards under 7) while one is free, else anywhere legal."""
-    margin = OPENING_MARGIN if size >= 7 else 1
-    rows, cols = np.divmod(np.arange(size * size), size)
-    inner = (np.minimum(rows, cols) >= margin) & (np.maximum(rows, cols) < size - margin)
-    position, moves = Position.initial(size, komi), []
-    for _ in range(count):
-        legal = position.legal_moves()[: size * size]
-        choices = np.flatnonzero(legal & inner)
-        choices = choices if choices.size else np.flatnonzero(legal)
-        move = int(rng.choice(choices))
-        position = position.play(move)
-        moves.append(move)
-    return moves
-
-
 def play_gnugo_game(config: GnugoGameConfig, index: int) -> GameRecord:
     """Game `index`: GNU Go against itself after a random opening, counted by Tromp-Taylor; the
     SGF record (RE is our area count; KM and RU Chinese set). GnugoGameError if it did not finish."""
@@ -97,7 +79,7 @@ def play_gnugo_game(config: GnugoGameConfig, index: int) -> GameRecord:
     with (_OpeningGnugo([*base, "--seed", str(seed_black)], opening, config.label, config.timeout) as black,
           _OpeningGnugo([*base, "--seed", str(seed_white)], opening, config.label, config.timeout) as white):
         # Index 0 of the match gives black to player A: colours do not alternate between games.
-        played = play_match_game(0, black, white, MatchConfig(config.size, config.komi))
+        played = play_match_game(0, black, white, MatchConfig(config.size, config.komi, opening=0))
     if not played.game.is_counted:
         raise GnugoGameError(f"GNU Go level {config.level} did not finish game {index} "
                              f"({played.game.reason}: {played.game.detail or played.game.result})")

@@ -28,6 +28,7 @@ games: colours alternate) and asks an external engine for its own count of a fin
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -35,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from gocore.play.gtp_client import GtpClient, GtpEngineDied, GtpTimeout, parse_score
+from gocore.play.openings import ScriptedOpening, pair_opening
 from gocore.rules.board import IllegalMove, Position
 from gocore.rules.sgf import GameRecord
 from gocore.search.agents import RESIGN, Agent
@@ -197,6 +199,15 @@ class GtpAgent:
         self._cleanup = False  # in a cleanup phase: capture dead stones instead of passing
         self._has_cleanup: bool | None = None  # does the engine know kgs-genmove_cleanup?
         self._generated: int | None = None  # the move genmove just played on the engine's board
+        self._seed: int | None = None  # the next game's random seed (`reseeded`)
+        self._has_seed: bool | None = None  # does the engine know set_random_seed?
+
+    def reseeded(self, seed: int) -> GtpAgent:
+        """This engine, told to seed its next game with `seed` (``set_random_seed``, where it has
+        it): one engine process then plays distinct games against a deterministic player (one GNU Go
+        without it repeated 60 games as 29)."""
+        self._seed = seed
+        return self
 
     def start_game(self, size: int, komi: float, color: int) -> None:
         """Set up a new game in which the engine plays `color`."""
@@ -204,9 +215,14 @@ class GtpAgent:
             self.close()
             self._client = GtpClient(self.command, timeout=self.timeout, name=self.name)
             self.starts += 1
-            self._has_cleanup = None
+            self._has_cleanup = self._has_seed = None
         self._size, self._color, self._generated = size, color, None
         self._client.send_many([f"boardsize {size}", "clear_board", f"komi {komi:g}"])
+        if self._seed is not None:
+            if self._has_seed is None:
+                self._has_seed = self._client.known_command("set_random_seed")
+            if self._has_seed:
+                self._client.send(f"set_random_seed {self._seed}")
 
     def observe(self, color: int, move: int) -> None:
         """Mirror a move the engine did not generate (it already played its own in `genmove`)."""
@@ -265,6 +281,9 @@ class MatchConfig:
     """Moves before a game is counted as it stands; default 3*N*N."""
     seed: int = 0
     """Base seed; game i's players are seeded from (seed, i) so a resumed match replays nothing."""
+    opening: int = 2
+    """Random moves played before the players take over (`openings.pair_opening`): games 2i and
+    2i + 1 share opening i, one with each colour, so deterministic players meet many positions."""
 
 
 def player_a_color(index: int) -> int:
@@ -284,6 +303,13 @@ class MatchGame:
     seconds: float
     external_score: str | None = None  # an external engine's final_score, for two-pass games
     disagreement: bool | None = None  # True if that score differs from ours; None if not asked
+    opening: tuple[int, ...] = ()  # the match's random opening moves this game began with
+
+    @property
+    def digest(self) -> str:
+        """A fingerprint of the game's moves: equal digests are the same game played again."""
+        moves = " ".join(str(move) for _, move in self.game.moves)
+        return hashlib.sha1(moves.encode()).hexdigest()[:16]
 
     @property
     def a_score(self) -> float:
@@ -293,8 +319,11 @@ class MatchGame:
     def record(self, rules: str = RULES) -> GameRecord:
         """The game as an SGF record: result, komi, rules, player names; the failure as a comment."""
         final, comments = self.game.final, {}
+        if self.opening and len(self.game.moves) >= len(self.opening):
+            comments[len(self.opening) - 1] = f"moves 1-{len(self.opening)}: the match's random opening"
         if self.game.detail and self.game.moves:  # SGF comments sit on moves: the last one played
-            comments[len(self.game.moves) - 1] = f"{self.game.reason}: {self.game.detail}"
+            last = len(self.game.moves) - 1
+            comments[last] = "\n".join(filter(None, (comments.get(last), f"{self.game.reason}: {self.game.detail}")))
         return GameRecord(size=final.size, komi=final.komi, rules=rules, moves=list(self.game.moves),
                           winner=self.game.winner, result=self.game.result, player_black=self.black,
                           player_white=self.white, comments=comments)
@@ -305,7 +334,8 @@ class MatchGame:
                 "winner": self.game.winner, "a_score": self.a_score, "result": self.game.result,
                 "moves": len(self.game.moves), "reason": self.game.reason, "detail": self.game.detail,
                 "score": self.game.final.score(), "seconds": self.seconds,
-                "external_score": self.external_score, "disagreement": self.disagreement}
+                "external_score": self.external_score, "disagreement": self.disagreement,
+                "opening": " ".join(map(str, self.opening)), "digest": self.digest}
 
 
 def external_count(game: GameResult, players: Iterable[Any]) -> tuple[str | None, bool | None]:
@@ -333,8 +363,13 @@ def external_count(game: GameResult, players: Iterable[Any]) -> tuple[str | None
 def play_match_game(index: int, player_a: Agent, player_b: Agent, config: MatchConfig,
                     names: tuple[str, str] | None = None,
                     on_move: Callable[[Position, int], None] | None = None) -> MatchGame:
-    """Play game `index` of a match (A is black when `index` is even); `names` label A and B."""
+    """Play game `index` of a match (A is black when `index` is even); `names` label A and B. With
+    `config.opening`, the pair's random opening is played first (`openings.pair_opening`)."""
     label_a, label_b = names or (player_a.name, player_b.name)
+    opening = pair_opening(config.size, config.opening, config.seed, index, config.komi)
+    if opening:
+        player_a, player_b = ScriptedOpening(player_a, dict(enumerate(opening))), ScriptedOpening(
+            player_b, dict(enumerate(opening)))
     a_color = player_a_color(index)
     black, white = (player_a, player_b) if a_color == 1 else (player_b, player_a)
     black_name, white_name = (label_a, label_b) if a_color == 1 else (label_b, label_a)
@@ -348,7 +383,7 @@ def play_match_game(index: int, player_a: Agent, player_b: Agent, config: MatchC
             external, disagreement = external_count(game, (black, white))
             game = dataclasses.replace(game, detail=counts)
     seconds = time.perf_counter() - start
-    return MatchGame(index, black_name, white_name, a_color, game, seconds, external, disagreement)
+    return MatchGame(index, black_name, white_name, a_color, game, seconds, external, disagreement, tuple(opening))
 
 
 def play_match(make_a: Callable[[int], Agent], make_b: Callable[[int], Agent], indices: Iterable[int],

@@ -4,6 +4,8 @@ Elo here is the logistic model: a player `d` Elo stronger scores ``1 / (1 + 10**
 (+200 Elo ≈ 76 %, the 55 % gate of AlphaGo Zero ≈ +35 Elo). Scores count a jigo as half a win.
 
 - `wilson_interval`: the 95 % score interval of a win rate (good at 0 % and 100 % and for few games).
+- `clustered_interval`: the same for games that come in correlated clusters (a match's opening
+  played with both colours, a game played again): Wilson on the effective number of games.
 - `elo_interval`: that interval mapped through `elo_from_winrate` (monotone, so it stays an interval).
 - `sprt`: Wald's sequential probability ratio test of H0 "A is elo0 stronger" against H1 "elo1",
   on a Bernoulli model of won and lost games; it lets a match stop as soon as the games decide.
@@ -50,6 +52,38 @@ def wilson_interval(wins: float, games: int, z: float = Z_95) -> tuple[float, fl
     low, high = max(0.0, centre - half), min(1.0, centre + half)
     # At 0 % or 100 % the bound is exactly 0 or 1; rounding must not turn an infinite Elo finite.
     return (0.0 if wins <= 0 else low), (1.0 if wins >= games else high)
+
+
+@dataclass(frozen=True)
+class ClusteredInterval:
+    """A win rate's 95 % interval when games are correlated within clusters."""
+
+    low: float
+    high: float
+    clusters: int
+    """Distinct clusters among the games."""
+    effective_games: float
+    """Games divided by the design effect: as many independent games would give this interval."""
+
+
+def clustered_interval(scores: Sequence[float], clusters: Sequence[object], z: float = Z_95) -> ClusteredInterval:
+    """Wilson's interval of the mean score on the effective number of games n / deff, deff being the
+    cluster-robust variance of the mean over the i.i.d. one (at least 1). At 0 % or 100 % the
+    design effect cannot be estimated: the clusters count as the games (the cautious bound)."""
+    values, n = np.asarray(scores, float), len(scores)
+    keys = {key: i for i, key in enumerate(dict.fromkeys(clusters))}
+    if n == 0:
+        return ClusteredInterval(0.0, 1.0, 0, 0.0)
+    p = float(values.mean())
+    sums = np.bincount([keys[key] for key in clusters], weights=values - p, minlength=len(keys))  # (C,)
+    count = len(keys)
+    if 0.0 < p < 1.0 and count > 1:
+        robust = count / (count - 1) * float((sums ** 2).sum()) / n ** 2
+        effective = n / max(1.0, robust / (p * (1 - p) / n))
+    else:
+        effective = float(count)
+    low, high = wilson_interval(p * effective, effective, z)  # type: ignore[arg-type]
+    return ClusteredInterval(low, high, count, effective)
 
 
 def elo_interval(wins: float, games: int, z: float = Z_95) -> tuple[float, float]:
@@ -105,19 +139,28 @@ def _finite(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def summarize(a_scores: Sequence[float], gate: float = 0.55, sprt_config: SprtConfig | None = None) -> dict[str, Any]:
+def summarize(a_scores: Sequence[float], gate: float = 0.55, sprt_config: SprtConfig | None = None,
+              clusters: Sequence[object] | None = None) -> dict[str, Any]:
     """Win rate of A with its 95 % interval, Elo with interval, SPRT state and the gate decision.
 
-    The gate passes if the SPRT (when given) accepted H1, else if the win rate reaches `gate`:
-    a decided SPRT speaks for the games it stopped, the threshold for a full set of games.
+    With `clusters` (one key per game: its opening, or the game itself) the interval is clustered
+    (`clustered_interval`), else Wilson's. The gate passes if the SPRT (when given) accepted H1,
+    else if the win rate reaches `gate`: a decided SPRT speaks for the games it stopped, the
+    threshold for a full set of games.
     """
     games, points = len(a_scores), float(sum(a_scores))
     wins, draws = sum(1 for s in a_scores if s == 1.0), sum(1 for s in a_scores if s == 0.5)
     winrate = points / games if games else 0.5
     low, high = wilson_interval(points, games)
+    clustered = None if clusters is None else clustered_interval(a_scores, clusters)
+    if clustered is not None:
+        low, high = clustered.low, clustered.high
     facts: dict[str, Any] = {
         "games": games, "a_wins": wins, "b_wins": games - wins - draws, "draws": draws,
         "a_winrate": winrate, "a_winrate_low": low, "a_winrate_high": high,
+        "interval": "wilson" if clustered is None else "clustered",
+        "clusters": None if clustered is None else clustered.clusters,
+        "effective_games": None if clustered is None else round(clustered.effective_games, 1),
         "elo": _finite(elo_from_winrate(winrate)), "elo_low": _finite(elo_from_winrate(low)),
         "elo_high": _finite(elo_from_winrate(high)), "gate": gate, "sprt": None, "sprt_config": None,
     }

@@ -78,12 +78,13 @@ def test_nets_play_as_what_they_are(tmp_path: Path):
         build_player(str(tmp_path / "dual"), PlayerSettings(size=9))
 
 
-def test_gtp_style_settings_play_the_most_visited_move_from_the_start(tmp_path: Path):
+def test_nets_play_the_most_visited_move_from_the_start_unless_asked_to_sample(tmp_path: Path):
     model = tiny_model(tmp_path / "dual")
-    sampled = build_player(model, SETTINGS).make(0).config
-    greedy = build_player(model, PlayerSettings(size=5, sims=8, sample_opening=False)).make(0).config
+    greedy = build_player(model, SETTINGS).make(0).config
+    sampled = build_player(model, PlayerSettings(size=5, sims=8, sample_opening=True)).make(0).config
     assert sampled.temperature_moves is None and greedy.temperature_moves == 0
-    assert sampled.resign_threshold is None  # matches play every game out
+    assert greedy.leaves_per_game == 1  # one leaf a round: matches search as deep as the net allows
+    assert greedy.resign_threshold is None  # matches play every game out
     resigning = build_player(model, PlayerSettings(size=5, sims=8, resign_threshold=-0.9)).make(0).config
     assert resigning.resign_threshold == -0.9
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gocore.play.gnugo_games import GnugoGameConfig, _OpeningGnugo, opening_moves, play_gnugo_game
+from gocore.play.gnugo_games import GnugoGameConfig, _OpeningGnugo, play_gnugo_game
 from gocore.play.gtp_client import gnugo_command
 from gocore.play.match import GtpAgent, play_game
+from gocore.play.openings import opening_moves
 from gocore.rules import sgf, sgf_read
 from gocore.rules.board import Position
 

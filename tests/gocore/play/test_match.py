@@ -129,7 +129,7 @@ def test_a_match_game_writes_a_complete_sgf_record():
 
 
 def test_a_forfeit_is_explained_in_the_sgf_comment():
-    game = play_match_game(0, Scripted([d("E5"), d("E5")]), Scripted([d("C3")]), MatchConfig())
+    game = play_match_game(0, Scripted([d("E5"), d("E5")]), Scripted([d("C3")]), MatchConfig(opening=0))
     record = sgf_read.read_games(sgf.write(game.record()))[0]
     assert record.result == "W+F" and record.comments[1].startswith("illegal-move: illegal move E5")
 

@@ -12,6 +12,7 @@ from scipy import stats
 
 from gocore.play.ratings import (
     SprtConfig,
+    clustered_interval,
     elo_from_winrate,
     elo_interval,
     sprt,
@@ -99,3 +100,29 @@ def test_summary_gate_by_threshold_and_by_sprt():
     assert (decided["sprt"], decided["gate_rule"], decided["gate_passed"]) == ("accept", "sprt", True)
     whitewash = summarize([0.0] * 4)
     assert whitewash["elo"] is None and whitewash["elo_low"] is None and whitewash["elo_high"] < 0
+
+
+def test_clustered_interval_is_wilson_for_independent_games_and_halves_the_games_for_exact_repeats():
+    rng = np.random.default_rng(0)
+    scores = list(rng.integers(0, 2, 200).astype(float))
+    alone = clustered_interval(scores, list(range(200)))
+    assert alone.clusters == 200 and 150 < alone.effective_games <= 200
+    assert alone.low == pytest.approx(wilson_interval(sum(scores), 200)[0], abs=0.02)
+    twice = clustered_interval(scores + scores, list(range(200)) * 2)  # every game played again
+    assert twice.clusters == 200 and twice.effective_games == pytest.approx(alone.effective_games, rel=0.05)
+    naive = wilson_interval(2 * sum(scores), 400)
+    assert twice.high - twice.low > 1.3 * (naive[1] - naive[0])
+
+
+def test_clustered_interval_at_a_whitewash_counts_the_clusters_as_games():
+    result = clustered_interval([1.0] * 20, [i // 2 for i in range(20)])  # 10 openings, each twice
+    assert (result.clusters, result.effective_games) == (10, 10.0)
+    assert (result.low, result.high) == pytest.approx(wilson_interval(10, 10))
+
+
+def test_summary_reports_the_clustered_interval_when_given_clusters():
+    scores = [1.0, 1.0, 0.0, 0.0] * 25  # pairs that split by opening: each opening won twice or lost twice
+    facts = summarize(scores, clusters=[i // 2 for i in range(100)])
+    plain = summarize(scores)
+    assert facts["interval"] == "clustered" and plain["interval"] == "wilson" and facts["clusters"] == 50
+    assert facts["a_winrate_high"] - facts["a_winrate_low"] > plain["a_winrate_high"] - plain["a_winrate_low"]

@@ -153,8 +153,21 @@ def test_temperature_zero_picks_the_most_visited_move_and_breaks_ties_at_random(
     visits = np.array([3, 9, 1, 9, 0])
     picks = {choose_move(visits, False, np.random.default_rng(seed)) for seed in range(20)}
     assert picks == {1, 3}
+    q = np.array([0.9, 0.1, 0.0, 0.4, 0.0])  # the better of the two most visited wins the tie, every time
+    assert {choose_move(visits, False, np.random.default_rng(seed), q) for seed in range(20)} == {3}
+    q_tied = np.array([0.9, 0.4, 0.0, 0.4, 0.0])
+    assert {choose_move(visits, False, np.random.default_rng(seed), q_tied) for seed in range(20)} == {1, 3}
     result = search_one(Position.initial(5), MCTSConfig(simulations=64, temperature_moves=0))[0].search()[0]
     assert result.visits[result.move] == result.visits.max()
+
+
+def test_a_search_result_breaks_a_visit_tie_by_the_better_mean_value():
+    search, root = search_one(Position.initial(5), MCTSConfig(simulations=16, temperature_moves=0))
+    root.child_N[:] = 0.0
+    root.child_W[:] = 0.0
+    root.child_N[[7, 12]] = 5.0
+    root.child_W[7], root.child_W[12] = 1.0, 3.0  # Q 0.2 and 0.6 for the mover
+    assert {BatchedSearch.result(search, 0).move for _ in range(10)} == {12}
 
 
 def test_temperature_one_samples_in_proportion_to_visits():

@@ -1,0 +1,63 @@
+"""Random openings: the moves played before the players take over, so that games differ.
+
+Two users: GNU Go's expert games (`gnugo_games`: every game its own opening) and evaluation matches
+(`match.play_match`: games 2i and 2i + 1 share opening i, played once with each colour, so a
+deterministic player still meets many positions and no opening favours either side of the match).
+An opening is a list of moves on points off the first two lines (`opening_moves`); `ScriptedOpening`
+plays it on behalf of an agent and asks the agent for every other move.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from gocore.rules.board import Position
+
+OPENING_MARGIN = 2  # opening moves keep off the first two lines (boards of 7 and up)
+
+
+def opening_moves(size: int, count: int, rng: np.random.Generator, komi: float = 7.5) -> list[int]:
+    """`count` random legal moves from the empty board, each on a point off the first two lines
+    (off the first line on boards under 7) while one is free, else anywhere legal."""
+    margin = OPENING_MARGIN if size >= 7 else 1
+    rows, cols = np.divmod(np.arange(size * size), size)
+    inner = (np.minimum(rows, cols) >= margin) & (np.maximum(rows, cols) < size - margin)
+    position, moves = Position.initial(size, komi), []
+    for _ in range(count):
+        legal = position.legal_moves()[: size * size]
+        choices = np.flatnonzero(legal & inner)
+        choices = choices if choices.size else np.flatnonzero(legal)
+        move = int(rng.choice(choices))
+        position = position.play(move)
+        moves.append(move)
+    return moves
+
+
+def pair_opening(size: int, count: int, seed: int, index: int, komi: float = 7.5) -> list[int]:
+    """The opening of match game `index`: the same for games 2i and 2i + 1 (one per colour of
+    player A), fixed by the match seed and i alone; [] when `count` is 0."""
+    if count <= 0:
+        return []
+    return opening_moves(size, count, np.random.default_rng([seed, index // 2, 0x6F70]), komi)
+
+
+class ScriptedOpening:
+    """An agent that plays scripted moves (move number -> move) and asks the agent it wraps for
+    the others; every other attribute (an engine's ``start_game``, ``observe``, ``final_score``,
+    a search's ``last_result``) is the wrapped agent's."""
+
+    def __init__(self, agent: Any, opening: Mapping[int, int]):
+        self.agent, self.opening = agent, dict(opening)
+
+    def select_move(self, position: Position) -> int:
+        """The scripted move at this move number, else the wrapped agent's."""
+        scripted = self.opening.get(position.move_number)
+        return scripted if scripted is not None else self.agent.select_move(position)
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "agent":  # not yet set (copying, unpickling): no recursion through __getattr__
+            raise AttributeError(name)
+        return getattr(self.agent, name)
