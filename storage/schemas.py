@@ -22,6 +22,10 @@ move_number   int16     0-based index of the move in the game
 symmetry      int8      dihedral symmetry 0..7 applied (0 = identity)
 komi          float32   komi of the game
 source        string    ``<file relative to the raw dir>#<game index in the file>``
+ownership     binary    final Tromp-Taylor owner of each point, side to move's view, in this row's
+                        symmetry frame (N*N int8, as in SELFPLAY_SCHEMA); null unless the game was
+                        played out to two passes and its RE is that count (GNU Go's games are)
+score         float32   final lead of the side to move in points; null exactly when ownership is
 ============  ========  ===============================================================
 
 Refused games (`QUARANTINE_SCHEMA`, ``quarantine.parquet`` of a dataset): file, game_index
@@ -120,6 +124,8 @@ ROW_SCHEMA = pa.schema([
     ("symmetry", pa.int8()),
     ("komi", pa.float32()),
     ("source", pa.string()),
+    ("ownership", pa.binary()),
+    ("score", pa.float32()),
 ])
 
 QUARANTINE_SCHEMA = pa.schema([
@@ -144,7 +150,7 @@ SELFPLAY_SCHEMA = pa.schema([
     ("ownership", pa.binary()),
     ("score", pa.float32()),
 ])
-AUX_COLUMNS = ("ownership", "score")  # self-play columns that older shards lack (all null then)
+AUX_COLUMNS = ("ownership", "score")  # auxiliary targets, which older shards lack (all null then)
 
 RESULTS_SCHEMA = pa.schema([
     ("game", pa.int32()),
@@ -263,6 +269,11 @@ def encoded_rows_table(rows: GameRows, dictionaries: bool = False) -> pa.Table:
         "move_number": rows.move_number, "symmetry": rows.symmetry, "komi": rows.komi,
         "source": dictionary_column(rows.game, rows.sources),
     }
+    score = getattr(rows, "score", None)
+    if score is not None:
+        known = ~np.isnan(score)  # (R,)
+        columns["ownership"] = binary_column(np.asarray(rows.ownership, np.int8).view(np.uint8), valid=known)
+        columns["score"] = numeric_column(score, pa.float32(), valid=known)
     return rows_table(columns, dictionaries)
 
 
@@ -274,9 +285,12 @@ def rows_table(columns: Mapping[str, Any], dictionaries: bool = False) -> pa.Tab
     back ROW_SCHEMA).
     """
     arrays = []
+    count = len(columns["move"])
     for field in ROW_SCHEMA:
-        value = columns[field.name]
-        if isinstance(value, (pa.Array, pa.ChunkedArray)):
+        value = columns.get(field.name)
+        if value is None and field.name in AUX_COLUMNS:  # rows without auxiliary targets
+            arrays.append(pa.nulls(count, field.type))
+        elif isinstance(value, (pa.Array, pa.ChunkedArray)):
             keep = dictionaries and pa.types.is_dictionary(value.type)
             arrays.append(value if keep else value.cast(field.type))
         elif field.name == "planes":

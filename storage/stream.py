@@ -8,7 +8,7 @@ interleaved, through a shuffle buffer, and yields `Batch`es of numpy arrays read
            ─ rows of the wrong split dropped (validation = a hash of game_id, never by position)
            ─ `storage.shuffle.ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
            ─ batch: `RowDecoder` unpacks bits, optional random symmetry → float32 → prefetch queue
-             (with `aux_targets`, self-play ownership and score targets too, masked where absent)
+             (with `aux_targets`, ownership and score targets too, masked where absent)
 
 Memory: the buffer's rows (packed: 173 bytes per agz17 9x9 row), the `interleave` row groups
 being read, and `prefetch` decoded batches; never the dataset. Everything is a function of
@@ -137,7 +137,7 @@ class _Shard:
     is_selfplay: bool
     encoder: str
     size: int
-    has_aux: bool  # self-play rows with the ownership and score columns (older shards lack them)
+    has_aux: bool  # rows with the ownership and score columns (older shards lack them)
 
 
 def _open_shard(path: Path) -> _Shard | None:
@@ -152,7 +152,7 @@ def _open_shard(path: Path) -> _Shard | None:
         return None
     first = file.read_row_group(0, columns=["encoder", "size"]).slice(0, 1).to_pylist()[0]
     return _Shard(path, file.metadata, is_selfplay, first["encoder"], int(first["size"]),
-                  is_selfplay and {"ownership", "score"} <= names)
+                  {"ownership", "score"} <= names)
 
 
 class BatchStream:
@@ -164,8 +164,8 @@ class BatchStream:
                  skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
                  drop_last: bool = False, ids: bool = False, aux_targets: bool = False):
         """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
-        decoder: the Go side of rows (tasks.rows.ROW_DECODER); aux_targets: self-play batches
-        carry ownership, score and aux_mask (rows of older shards masked out)."""
+        decoder: the Go side of rows (tasks.rows.ROW_DECODER); aux_targets: batches carry
+        ownership, score and aux_mask (rows without targets, and older shards', masked out)."""
         if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0:
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
                              f"batch_size={batch_size} prefetch={prefetch}")
@@ -178,7 +178,7 @@ class BatchStream:
         self.random_symmetry, self.prefetch, self.epochs = random_symmetry, prefetch, epochs
         self.skip_batches, self.interleave, self.read_rows = skip_batches, interleave, read_rows
         self.drop_last, self.ids, self.decoder = drop_last, ids, decoder
-        self.aux_targets = aux_targets and self.is_selfplay
+        self.aux_targets = aux_targets
         self.peak_buffered_rows = 0  # the most rows the shuffle buffer held (memory check)
 
     @property

@@ -27,7 +27,8 @@ from gocore.nn.encode import EncodeOptions, ShardEncoder
 from gocore.rules import sgf, sgf_read
 from storage import datasets, schemas
 
-ENCODE_VERSION = "2"  # bump when rows for the same input and options would change (2: .sgfs read by line)
+ENCODE_VERSION = "3"  # bump when rows for the same input and options would change (2: .sgfs read by line;
+# 3: ownership and score targets of played-out games)
 SGF_SUFFIXES = (".sgf", ".sgfs")
 BYTES_PER_MOVE = 6  # ";B[dd]": turns SGF size into an estimate of rows
 AUGMENT_FACTOR = {"all8": 8, "random1": 1, "none": 1}

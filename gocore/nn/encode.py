@@ -6,6 +6,12 @@ game in one batched call (planes packed as on disk, `storage.schemas.ROW_SCHEMA`
 augmentation and shuffles the rows so that copies of one position, and neighbouring positions
 of one game, are not adjacent. It returns numpy columns (`EncodedRows`); storage turns them into
 Arrow and Parquet. Nothing here touches files.
+
+Auxiliary targets (KataGo's ownership and score, as self-play rows carry them): a game played out
+to two passes whose RE states the Tromp-Taylor count of its final board (GNU Go's games here: RE is
+our count) gives every row the final owner of each point and the final lead, from the side to
+move's view; any other game (resigned, counted with dead stones removed, no count) leaves them
+unknown, masked out in training.
 """
 
 from __future__ import annotations
@@ -21,7 +27,7 @@ from numba import njit
 from gocore.nn import features, packed
 from gocore.rules import symmetry
 from gocore.rules.board import IllegalMove, Position, replay_moves
-from gocore.rules.sgf import GameRecord
+from gocore.rules.sgf import GameRecord, result_margin
 
 AUGMENTATIONS = ("all8", "random1", "none")
 
@@ -100,6 +106,8 @@ class EncodedRows:
     game: np.ndarray  # (R,) int32: the row's game, an index into game_ids and sources
     game_ids: tuple[str, ...]  # one stable id per game (`game_id`)
     sources: tuple[str, ...]  # one ``<file>#<index>`` label per game
+    ownership: np.ndarray | None = None  # (R, N*N) int8 final owner, side to move's view, row's frame
+    score: np.ndarray | None = None  # (R,) float32 final lead of the side to move; NaN where unknown
 
     def __len__(self) -> int:
         return len(self.move)
@@ -117,6 +125,8 @@ class _Pending:
     sources: list[str] = field(default_factory=list)
     komis: list[float] = field(default_factory=list)
     winners: list[int] = field(default_factory=list)  # +1 black, -1 white, 0 jigo or unknown
+    owners: list[np.ndarray] = field(default_factory=list)  # (N*N,) int8 final owner, black's view (0s if unknown)
+    margins: list[float] = field(default_factory=list)  # black's final lead, NaN if unknown
 
 
 class ShardEncoder:
@@ -165,6 +175,9 @@ class ShardEncoder:
         pending.sources.append(source)
         pending.komis.append(record.komi)
         pending.winners.append(record.winner or 0)
+        owner, margin = final_count(record, stones[-1], moves)
+        pending.owners.append(owner)
+        pending.margins.append(margin)
 
     def game_list(self) -> list[list]:
         """[game_id, source, moves, winner] of every accepted game, in order added."""
@@ -187,9 +200,15 @@ class ShardEncoder:
         number, komi, game = np.empty(rows, np.int16), np.empty(rows, np.float32), np.empty(rows, np.int32)
         _gather_rows(index, symmetries, symmetry.move_table(size), moves, np.concatenate(pending.values), lengths,
                      np.array(pending.komis, np.float32), move, value, number, komi, game)
+        movers = np.concatenate(pending.movers)[index]  # (R',) +1 black to move
+        owners = np.stack(pending.owners)[game]  # (R', N*N) black's view, identity frame
+        ownership = np.empty_like(owners)
+        np.put_along_axis(ownership, symmetry.move_table(size)[symmetries, :size * size], owners, axis=1)
+        score = np.asarray(pending.margins, np.float32)[game] * movers  # (R',) NaN stays NaN
         return EncodedRows(encoder=self.options.encoder, size=size, planes=planes, move=move, value=value,
                            move_number=number, symmetry=symmetries.astype(np.int8), komi=komi, game=game,
-                           game_ids=tuple(pending.game_ids), sources=tuple(pending.sources))
+                           game_ids=tuple(pending.game_ids), sources=tuple(pending.sources),
+                           ownership=(ownership * movers[:, None]).astype(np.int8), score=score.astype(np.float32))
 
     def _rows(self, positions: int) -> tuple[np.ndarray, np.ndarray]:
         """(position index (R',), symmetry (R',)) of every row the augmentation asks for, shuffled:
@@ -201,6 +220,22 @@ class ShardEncoder:
         copies = 8 if self.options.augment == "all8" else 1
         order = self._rng.permutation(positions * copies)  # row r: position r // copies, symmetry r % copies
         return order // copies, order % copies
+
+
+def final_count(record: GameRecord, final_stones: np.ndarray, moves: np.ndarray) -> tuple[np.ndarray, float]:
+    """((N*N,) int8 Tromp-Taylor owner of the final board, black's view; black's lead) of a game
+    played out to two passes whose RE is that count; zeros and NaN for any other game."""
+    size = record.size
+    unknown = np.zeros(size * size, np.int8), float("nan")
+    margin = result_margin(record.result)
+    if margin is None or len(moves) < 2 or not (moves[-1] == moves[-2] == size * size):
+        return unknown
+    final = Position.from_setup(size, list(np.flatnonzero(final_stones.reshape(-1) == 1)),
+                                list(np.flatnonzero(final_stones.reshape(-1) == -1)), komi=record.komi)
+    owner = final.ownership().reshape(-1).astype(np.int8)  # (N*N,)
+    if abs(float(owner.sum()) - record.komi - margin) > 1e-6:  # counted otherwise: dead stones taken off
+        return unknown
+    return owner, margin
 
 
 @njit(cache=True)
@@ -229,4 +264,5 @@ def empty_rows(options: EncodeOptions) -> EncodedRows:
     return EncodedRows(encoder=options.encoder, size=options.size, planes=np.zeros((0, nbytes), np.uint8),
                        move=np.array([], np.int16), value=np.array([], np.int8),
                        move_number=np.array([], np.int16), symmetry=np.array([], np.int8),
-                       komi=np.array([], np.float32), game=np.array([], np.int32), game_ids=(), sources=())
+                       komi=np.array([], np.float32), game=np.array([], np.int32), game_ids=(), sources=(),
+                       ownership=np.zeros((0, options.size ** 2), np.int8), score=np.array([], np.float32))

@@ -17,6 +17,7 @@ from gocore.rules.coords import to_gtp, to_sgf
 
 _RESULT_WINNER = re.compile(r"\s*(B|W)(?:LACK|HITE)?\s*\+", re.IGNORECASE)
 _DRAWS = frozenset({"0", "draw", "jigo"})
+_RESULT_MARGIN = re.compile(r"\s*(B|W)(?:LACK|HITE)?\s*\+\s*(\d+(?:\.\d+)?)\s*$", re.IGNORECASE)
 _COLOR_LETTER = {1: "B", -1: "W"}
 
 
@@ -86,6 +87,17 @@ def winner_from_result(result: str | None) -> int | None:
     if match:
         return 1 if match.group(1).upper() == "B" else -1
     return 0 if result.strip().lower() in _DRAWS else None
+
+
+def result_margin(result: str | None) -> float | None:
+    """Black's lead in points from an RE text with a count (``B+3.5`` -> 3.5, ``W+2`` -> -2.0, a
+    draw -> 0.0); None for a resignation, time, forfeit or unknown result."""
+    if result is None:
+        return None
+    match = _RESULT_MARGIN.match(result)
+    if match:
+        return float(match.group(2)) * (1 if match.group(1).upper() == "B" else -1)
+    return 0.0 if result.strip().lower() in _DRAWS else None
 
 
 def write(record: GameRecord) -> str:

@@ -3,6 +3,7 @@ storage and symmetries, training with and without them, inference, and loading o
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import pytest
 import torch
 
 from gocore.nn import features
+from gocore.nn.encode import EncodeOptions, ShardEncoder
 from gocore.nn.inference import NetEvaluator, UniformEvaluator, has_ownership, has_score
 from gocore.nn.nets import NetConfig, NetConfigError, build_net, preset
 from gocore.nn.training import TrainConfig, evaluate, train
@@ -21,9 +23,10 @@ from gocore.search.mcts import SearchedGame
 from gocore.search.selfplay import training_columns
 from storage import datasets
 from storage.checkpoints import save_model
-from storage.schemas import AUX_COLUMNS, selfplay_table
+from storage.schemas import AUX_COLUMNS, encoded_rows_table, selfplay_table
 from storage.stream import BatchStream, StreamFactory
 from tasks.rows import ROW_DECODER
+from tests.corpus import agent_records
 from tests.helpers import position_from_ascii
 
 SIZE = 5
@@ -112,6 +115,21 @@ def test_old_shards_without_aux_columns_stream_masked(tmp_path: Path) -> None:
     assert (np.abs(batch.score[known]) == 4.5).all() and (batch.score[~known] == 0).all()
     plain = next(iter(BatchStream([old], rows, decoder=ROW_DECODER, val_percent=0, epochs=1, prefetch=0)))
     assert plain.ownership is None and plain.aux_mask is None  # nothing changes unless asked
+
+
+def test_expert_rows_of_played_out_games_stream_their_targets_and_resigned_ones_masked(tmp_path: Path) -> None:
+    first, second = agent_records(2)
+    resigned = dataclasses.replace(second, result="W+R", winner=-1)
+    encoder = ShardEncoder(EncodeOptions(augment="none"), seed=0)
+    for index, record in enumerate((first, resigned)):
+        assert encoder.add_game(record, f"g{index}#0") is None
+    rows = encoder.finish()
+    path = tmp_path / "expert.parquet"
+    datasets.write_parquet(path, encoded_rows_table(rows))
+    batch = next(iter(BatchStream([path], len(rows), decoder=ROW_DECODER, val_percent=0, epochs=1, prefetch=0,
+                                  aux_targets=True)))
+    assert batch.pi is None and batch.aux_mask.sum() == len(first.moves)  # the played-out game's rows only
+    assert np.abs(batch.score[batch.aux_mask == 1]).max() > 0 and (batch.score[batch.aux_mask == 0] == 0).all()
 
 
 def test_random_symmetries_move_ownership_with_the_planes(tmp_path: Path) -> None:

@@ -271,3 +271,31 @@ def test_komi_and_source_columns_follow_each_game(games):
     rows = encode(records, EncodeOptions(augment="none"))
     for source, record in by_source(records).items():
         assert set(rows["komi"][rows["source"] == source].tolist()) == {record.komi}
+
+
+# --- auxiliary targets --------------------------------------------------------------------------------
+
+def test_a_played_out_game_gives_every_row_its_final_count_in_the_rows_frame_and_view(games):
+    from gocore.rules.board import Position
+    from gocore.rules.symmetry import move_table
+
+    rows = encode(games[:2], EncodeOptions(augment="all8"))
+    records, size = by_source(games[:2]), 9
+    for r in range(0, len(rows["move"]), 7):
+        record = records[rows["source"][r]]
+        final = Position.initial(size, record.komi)
+        for color, move in record.moves:
+            final = final.play(move, color)
+        mover = 1 if rows["move_number"][r] % 2 == 0 else -1
+        owner = final.ownership().reshape(-1)  # (N*N,) black's view, identity frame
+        expected = np.empty_like(owner)
+        expected[move_table(size)[rows["symmetry"][r], :size * size]] = owner
+        assert np.array_equal(np.frombuffer(rows["ownership"][r], np.int8), expected * mover)
+        assert rows["score"][r] == pytest.approx(final.score() * mover)
+
+
+def test_a_resigned_game_or_a_count_that_is_not_the_boards_leaves_the_targets_unknown(games):
+    resigned = dataclasses.replace(games[0], result="W+R", winner=-1)
+    recounted = dataclasses.replace(games[1], result="B+100.5", winner=1)  # dead stones removed, say
+    rows = encode([resigned, recounted], EncodeOptions(augment="none"))
+    assert all(value is None for value in rows["ownership"]) and np.isnan(rows["score"]).all()

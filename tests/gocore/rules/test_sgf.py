@@ -355,3 +355,11 @@ def _line(node):
         if not len(node):
             return
         node = node[0]
+
+
+@pytest.mark.parametrize("result, margin", [("B+3.5", 3.5), ("w+ 12", -12.0), ("White+0.5", -0.5), ("0", 0.0),
+                                            ("Jigo", 0.0), ("B+R", None), ("W+T", None), ("?", None), (None, None)])
+def test_result_margin_reads_counted_results_only(result, margin):
+    from gocore.rules.sgf import result_margin
+
+    assert result_margin(result) == margin
