@@ -75,38 +75,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def loop_changes(text: str) -> dict[str, Any]:
     """``"aux_heads=true,sims=32,warm_start=none"`` as typed `LoopSettings` changes; ValueError for an
     unknown field or a value of the wrong type."""
-    import dataclasses
-    import typing
-
+    from tasks.overrides import dataclass_changes
     from tasks.zero import LoopSettings
 
-    types = typing.get_type_hints(LoopSettings)
-    fields = {f.name for f in dataclasses.fields(LoopSettings)}
-    changes: dict[str, Any] = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, equals, value = item.partition("=")
-        if not equals or name.strip() not in fields:
-            raise ValueError(f"{item!r} is not name=value with a loop option: {', '.join(sorted(fields))}")
-        changes[name.strip()] = _typed(value.strip(), types[name.strip()], name.strip())
-    return changes
-
-
-def _typed(value: str, kind: Any, name: str) -> Any:
-    import types
-    import typing
-
-    options = typing.get_args(kind) if isinstance(kind, types.UnionType) else (kind,)
-    if value.lower() == "none" and type(None) in options:
-        return None
-    kind = next(option for option in options if option is not type(None))
-    if kind is bool:
-        if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
-            raise ValueError(f"{name} is true or false, not {value!r}")
-        return value.lower() in ("true", "1", "yes")
-    try:
-        return kind(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a {getattr(kind, '__name__', kind)}, not {value!r}") from None
+    return dataclass_changes(LoopSettings, [text])
 
 
 def loop_settings(args: argparse.Namespace) -> dict[str, Any]:

@@ -10,6 +10,7 @@ device) print one red line on stderr and exit 1. flows/cli.py mounts `train_comm
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -40,6 +41,11 @@ def train_command(
     batch_size: Annotated[int | None, typer.Option(min=1, help="rows per step (default: the preset's)")] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i>, mps")] = "auto",
     init_from: Annotated[str | None, typer.Option(help="start from this model's weights (models:/..., a dir)")] = None,
+    aux_heads: Annotated[bool, typer.Option(help="dual nets: KataGo's ownership and score heads, trained on the rows "
+                                                 "that carry final counts (self-play, GNU Go's games)")] = False,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="change a training field: name=value, e.g. "
+                                                                 "value_weight=0.25, lr=0.02, lr_schedule=cosine "
+                                                                 "(gocore.nn.training.TrainConfig); repeatable")] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     run_name: Annotated[str | None, typer.Option(help="checkpoint key, resumed on rerun (default: derived)")] = None,
     flow: Annotated[bool, typer.Option(help="run the Prefect flow train_supervised instead of in-process")] = False,
@@ -51,11 +57,16 @@ def train_command(
     quiet_prefect(verbose)
     if (dataset is None) == (selfplay is None):
         raise fail("give --dataset NAME or --selfplay GENERATIONS (one of them)")
+    if flow and (set_ or aux_heads):
+        raise fail("--set and --aux-heads train in-process: leave out --flow")
     if flow and selfplay is not None:
         raise fail("--flow trains datasets; self-play generations train in-process (or in gozero loop)")
     use_threads(threads)
     data = str(data_dir) if data_dir is not None else None
-    facts, config, key = _checked(dataset, selfplay, loop, family, preset, steps, batch_size, device, data, run_name)
+    if aux_heads and family != "dual":
+        raise fail("--aux-heads needs --family dual (the heads sit beside a dual net's policy and value)")
+    facts, config, key = _checked(dataset, selfplay, loop, family, preset, steps, batch_size, device, data, run_name,
+                                  set_ or [])
     from tasks.train import read_progress, train_and_register
 
     with shard_progress(lambda: read_progress(data, key), f"training {family} net"), user_errors():
@@ -65,7 +76,7 @@ def train_command(
             result = run_train_supervised(dataset, family, preset, steps, batch_size, device, data, False,
                                           run_name)[family]
         else:
-            result = train_and_register(facts, family, preset, config, data, run_name, init_from)
+            result = train_and_register(facts, family, preset, config, data, run_name, init_from, aux_heads=aux_heads)
     _print_result(family, result)
 
 
@@ -85,13 +96,16 @@ def parse_generations(text: str) -> list[int]:
 
 
 def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family: str, preset: str,
-             steps: int | None, batch_size: int | None, device: str, data: str | None, run_name: str | None):
+             steps: int | None, batch_size: int | None, device: str, data: str | None, run_name: str | None,
+             changes: list[str]):
     """(the data's facts, the TrainConfig, the run key); one red line for anything a user must fix."""
     from flows.train_supervised import families_to_train, training_config
     from gocore.nn.device import choose_device
     from gocore.nn.nets import PRESETS as NET_PRESETS
+    from gocore.nn.training import TrainConfig
     from storage import layout
     from storage.datasets import DatasetError
+    from tasks.overrides import dataclass_changes
     from tasks.train import dataset_facts, objective_config, run_key, selfplay_facts
 
     with user_errors():
@@ -100,6 +114,7 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
             if preset not in NET_PRESETS:
                 raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(NET_PRESETS)}")
             config = objective_config(family, training_config(preset, steps, batch_size, device))
+            config = dataclasses.replace(config, **dataclass_changes(TrainConfig, changes))
             choose_device(device)
             root = layout.data_dir(data)
             if selfplay is not None:

@@ -21,7 +21,7 @@ def test_loop_changes_are_typed_and_unknown_options_refused():
         "aux_heads": True, "sims": 32, "warm_start": None, "lr": 0.5}
     assert strength.loop_changes("") == {}
     assert strength.loop_changes("search=gumbel,playout_cap=true") == {"search": "gumbel", "playout_cap": True}
-    with pytest.raises(ValueError, match="'alphabeta=true' is not name=value with a loop option: .*aux_heads"):
+    with pytest.raises(ValueError, match="'alphabeta=true' is not name=value with a field of LoopSettings: .*aux_heads"):
         strength.loop_changes("alphabeta=true")
     with pytest.raises(ValueError, match="sims must be a int, not 'many'"):
         strength.loop_changes("sims=many")

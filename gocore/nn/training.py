@@ -48,6 +48,7 @@ from gocore.nn.nets import GoNet
 
 OBJECTIVES = ("policy", "value", "dual")
 OPTIMIZERS = ("sgd", "adamw")
+LR_SCHEDULES = ("steps", "cosine")
 # Fields a resumed run may change: they do not alter the batches or the update of any step.
 RESUMABLE_CHANGES = ("steps", "checkpoint_every", "val_every", "val_batches", "log_every", "device", "compile")
 
@@ -67,6 +68,7 @@ class TrainConfig:
     lr: float = 0.01  # learning rate before the first drop
     lr_steps: tuple[float, ...] = (0.5, 0.75)  # fractions of `steps` after which lr is multiplied by lr_decay
     lr_decay: float = 0.1  # factor applied at each lr step
+    lr_schedule: str = "steps"  # steps (lr_steps and lr_decay) or cosine (lr * (1 + cos(pi * step / steps)) / 2)
     momentum: float = 0.9  # SGD momentum (AlphaGo Zero: 0.9)
     weight_decay: float = 1e-4  # c: gradient c·θ, i.e. the loss term (c/2)‖θ‖² (decoupled for adamw)
     value_weight: float = 1.0  # weight of the value loss in `dual` (AlphaGo Zero: 1)
@@ -85,6 +87,7 @@ class TrainConfig:
         problems = [message for is_bad, message in (
             (self.objective not in OBJECTIVES, f"objective must be one of {OBJECTIVES}"),
             (self.optimizer not in OPTIMIZERS, f"optimizer must be one of {OPTIMIZERS}"),
+            (self.lr_schedule not in LR_SCHEDULES, f"lr_schedule must be one of {LR_SCHEDULES}"),
             (self.steps < 1 or self.batch_size < 1, "steps and batch_size must be >= 1"),
             (not self.lr > 0, "lr must be > 0"),
             (any(not 0 < f < 1 for f in self.lr_steps), "lr_steps are fractions in (0, 1)"),
@@ -95,8 +98,12 @@ class TrainConfig:
             raise TrainError("; ".join(problems))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of every field."""
-        return {**dataclasses.asdict(self), "lr_steps": list(self.lr_steps)}
+        """Plain JSON-ready dict of every field (lr_schedule only when not the default: the configs
+        of runs made before it existed, and their run keys, stay as they were)."""
+        data = {**dataclasses.asdict(self), "lr_steps": list(self.lr_steps)}
+        if self.lr_schedule == "steps":
+            del data["lr_schedule"]
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainConfig:
@@ -156,7 +163,10 @@ class TrainResult:
 
 # ---------------------------------------------------------------- pieces
 def learning_rate(config: TrainConfig, step: int) -> float:
-    """The learning rate of step `step` (1-based): lr × lr_decay per lr step passed."""
+    """The learning rate of step `step` (1-based): lr × lr_decay per lr step passed, or the cosine
+    schedule from lr down to 0 at the last step."""
+    if config.lr_schedule == "cosine":
+        return config.lr * 0.5 * (1.0 + math.cos(math.pi * (step - 1) / config.steps))
     drops = sum(step > fraction * config.steps for fraction in config.lr_steps)
     return config.lr * config.lr_decay ** drops
 

@@ -8,6 +8,7 @@ try every move, so UCT's moves carry a signal; on 9x9 they would be nearly unifo
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import signal
 import subprocess
@@ -145,6 +146,16 @@ def test_learning_rate_drops_after_each_fraction_of_the_steps() -> None:
     config = TrainConfig(steps=100, lr=0.1, lr_steps=(0.5, 0.75))
     rates = [learning_rate(config, step) for step in (1, 50, 51, 75, 76, 100)]
     assert rates == pytest.approx([0.1, 0.1, 0.01, 0.01, 0.001, 0.001])
+
+
+def test_cosine_learning_rate_falls_from_lr_to_zero_and_keeps_old_configs_dicts() -> None:
+    config = TrainConfig(steps=100, lr=0.1, lr_schedule="cosine")
+    rates = [learning_rate(config, step) for step in (1, 51, 100)]
+    assert rates == pytest.approx([0.1, 0.05, 0.1 * 0.5 * (1 + math.cos(math.pi * 99 / 100))])
+    assert TrainConfig.from_dict(config.to_dict()) == config
+    assert "lr_schedule" not in TrainConfig().to_dict()  # run keys of step-schedule runs are unchanged
+    with pytest.raises(TrainError, match="lr_schedule"):
+        TrainConfig(lr_schedule="linear")
 
 
 def test_presets_are_valid_configs_and_round_trip_through_dicts() -> None:

@@ -1,0 +1,24 @@
+"""Settings from name=value text: typed by the dataclass, unknown names refused with the list."""
+
+from __future__ import annotations
+
+import pytest
+
+from gocore.nn.training import TrainConfig
+from tasks.overrides import dataclass_changes
+
+
+def test_changes_are_typed_by_the_fields_annotation():
+    changes = dataclass_changes(TrainConfig, ["value_weight=0.25", "lr_schedule=cosine,steps=400", "grad_clip=none",
+                                              "lr_steps=0.5:0.75", "compile=yes"])
+    assert changes == {"value_weight": 0.25, "lr_schedule": "cosine", "steps": 400, "grad_clip": None,
+                       "lr_steps": (0.5, 0.75), "compile": True}
+    assert TrainConfig(**changes).value_weight == 0.25
+
+
+@pytest.mark.parametrize("item, message", [("valueweight=1", "is not name=value with a field of TrainConfig: objective"),
+                                           ("steps", "is not name=value"), ("steps=many", "steps must be a int"),
+                                           ("compile=maybe", "compile is true or false")])
+def test_a_bad_change_is_refused_with_what_is_wrong(item, message):
+    with pytest.raises(ValueError, match=message):
+        dataclass_changes(TrainConfig, [item])
