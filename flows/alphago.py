@@ -17,7 +17,6 @@ A stage asked for whose earlier stages have no record is refused with the stage 
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -52,6 +51,7 @@ from tasks.alphago_eval import (
     table_markdown,
 )
 from tasks.reinforce import check_rl_policy, train_rl_policy
+from tasks.steps import Steps
 from tasks.zero import ModelRef
 
 STAGE = 0  # the "generation" of every stage record: the pipeline runs once
@@ -109,18 +109,17 @@ def alphago(settings: AlphaGoSettings = AlphaGoSettings(), stages: tuple[str, ..
 
 def _run_stage(settings: AlphaGoSettings, stage: str, data: Path, device: str) -> dict[str, Any]:
     """The stage's record: read if it has one, else the stage is run and then recorded."""
-    done = loops.read_step(data, settings.name, STAGE, stage)
-    if done is not None and (stage != "eval" or done.get("eval_settings") == _eval_settings(settings)):
+    steps = Steps(data, settings.name, STAGE)
+    current = lambda record: stage != "eval" or record.get("eval_settings") == _eval_settings(settings)
+    if (done := steps.done(stage)) is not None and current(done):
         print(f"{stage}: done before ({headline(stage, done)})")
         return done
-    missing = [need for need in NEEDS[stage] if loops.read_step(data, settings.name, STAGE, need) is None]
+    missing = [need for need in NEEDS[stage] if steps.done(need) is None]
     if missing:
         raise AlphaGoError(f"stage {stage} needs stage {', '.join(missing)} of {settings.name} first "
                            f"(--stages {','.join([*missing, stage])})")
     print(f"{stage}: running")
-    started = time.perf_counter()
-    facts = {**STAGE_WORK[stage](settings, data, device), "seconds": round(time.perf_counter() - started, 2)}
-    loops.record_step(data, settings.name, STAGE, stage, facts)
+    facts = steps.step(stage, lambda: STAGE_WORK[stage](settings, data, device), current)
     print(f"{stage}: finished in {facts['seconds']:.0f} s ({headline(stage, facts)})")
     return facts
 

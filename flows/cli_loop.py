@@ -54,6 +54,9 @@ def loop(
     warm_start: Annotated[str | None, typer.Option(help="generation 0 from this dual net's weights (models:/... "
                                                    "or a model dir) instead of a random net")] = None,
     name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="any other loop setting as name=value, e.g. "
+                                                                 "expert=gnugo-9x9, lr=0.003, gumbel_scale=0.1 "
+                                                                 "(tasks.zero.LoopSettings); repeatable")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
     device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
@@ -63,15 +66,17 @@ def loop(
 ) -> None:
     """Run the AlphaGo Zero loop: self-play, train, gate, promote, generation after generation."""
     quiet_prefect(verbose)
+    from tasks.overrides import dataclass_changes
     from tasks.zero import LoopSettings
 
     try:
-        settings = LoopSettings(loop=name or f"zero-{size}x{size}", size=size, generations=generations, games=games,
-                                sims=sims, preset=preset, gate=gate, gate_games=gate_games,
-                                window_generations=window_generations, ladder_opponents=ladder_opponents,
-                                ladder_games=ladder_games, aux_heads=aux_heads, playout_cap=playout_cap,
-                                forced_playouts=forced_playouts, search=search,
-                                warm_start=warm_start)
+        settings = LoopSettings(**{"loop": name or f"zero-{size}x{size}", "size": size, "generations": generations,
+                                   "games": games, "sims": sims, "preset": preset, "gate": gate,
+                                   "gate_games": gate_games, "window_generations": window_generations,
+                                   "ladder_opponents": ladder_opponents, "ladder_games": ladder_games,
+                                   "aux_heads": aux_heads, "playout_cap": playout_cap,
+                                   "forced_playouts": forced_playouts, "search": search, "warm_start": warm_start,
+                                   **dataclass_changes(LoopSettings, set_ or [])})
     except ValueError as error:
         raise fail(str(error)) from None
     summary = run_live(settings, data_dir, workers, dask_address, device, minutes)

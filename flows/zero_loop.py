@@ -20,9 +20,6 @@ lock refuses a second process on the same loop.
 
 from __future__ import annotations
 
-import resource
-import time
-from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -36,6 +33,7 @@ from flows.runtime import artifact_key, dask_scheduler, prefect_api, task_runner
 from flows.selfplay import default_games_per_task, selfplay
 from gocore.play.ratings import SprtConfig
 from storage import layout, loops
+from tasks.steps import Steps
 from tasks.zero import (
     RESUMABLE,
     LoopSettings,
@@ -150,15 +148,7 @@ def publish_table(settings: LoopSettings, data: Path) -> None:
 def run_generation(settings: LoopSettings, data: Path, generation: int, workers: int | None,
                    dask_address: str | None, device: str) -> None:
     """Every step of one generation that has no record yet."""
-    def step(name: str, work: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        if (done := loops.read_step(data, settings.loop, generation, name)) is not None:
-            return done
-        started, cpu = time.perf_counter(), cpu_seconds()
-        facts = {**work(), "seconds": round(time.perf_counter() - started, 2),
-                 "cpu_seconds": round(cpu_seconds() - cpu, 2)}
-        loops.record_step(data, settings.loop, generation, name, facts)
-        return facts
-
+    step = Steps(data, settings.loop, generation).step
     start = step("start", lambda: {"champion": asdict(champion(settings, data)),
                                    "resign_threshold": _resign_threshold(settings, data, generation)})
     pinned = ModelRef(**start["champion"])
@@ -235,13 +225,6 @@ def _ladder(settings: LoopSettings, data: Path, promoted: ModelRef | None, worke
     return {"played": True, "matches": list(table.matches),
             "elo": None if mine is None else round(mine.elo, 1),
             "elo_stderr": None if mine is None or mine.stderr is None else round(mine.stderr, 1)}
-
-
-def cpu_seconds() -> float:
-    """CPU seconds of this process and of its children that have ended (a step's process pool ends
-    with its subflow), user + system: what a step costs on any number of cores."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def loop_spend(records: list[dict[str, Any]], generation: int) -> dict[str, Any]:

@@ -357,7 +357,7 @@ class StreamFactory:
     seed: int = 0  # data order and augmentation seed
     random_symmetry: bool = False  # random dihedral symmetry per train row (un-augmented data)
     prefetch: int = 2  # batches decoded ahead by a background thread
-    aux_targets: bool = False  # self-play batches carry ownership, score and aux_mask (nets with aux heads)
+    aux_targets: bool = False  # batches carry ownership, score and aux_mask (nets with aux heads)
 
     def __call__(self, split: str, skip_batches: int = 0) -> BatchStream:
         is_train = split == "train"
@@ -368,3 +368,48 @@ class StreamFactory:
                            prefetch=self.prefetch, epochs=None if is_train else 1,
                            skip_batches=skip_batches, aux_targets=self.aux_targets)
 
+
+
+@dataclass(frozen=True)
+class MixedStreamFactory:
+    """Train batches with a fixed number of rows from a second source (the zero loop's expert rows
+    beside its self-play window); validation is the first source's alone, so its metrics mean what
+    they meant without the mix. Both streams skip the same batches on resume, so a resumed run
+    gets the batches an uninterrupted one would have."""
+
+    first: StreamFactory  # e.g. self-play rows, batch_size = its rows per batch
+    second: StreamFactory  # e.g. expert rows, batch_size = its rows per batch
+
+    def __call__(self, split: str, skip_batches: int = 0) -> Iterator[Batch]:
+        if split != "train":
+            return iter(self.first(split, skip_batches))
+        return _mixed(self.first(split, skip_batches), self.second(split, skip_batches))
+
+
+def _mixed(first: BatchStream, second: BatchStream) -> Iterator[Batch]:
+    """One batch of each stream, joined; endless like both."""
+    for a, b in zip(first, second):
+        yield join_batches(a, b)
+
+
+def join_batches(a: Batch, b: Batch) -> Batch:
+    """Rows of `a` then `b` as one batch; a side without search distributions (expert rows) gets
+    one-hot ones on its move, and auxiliary targets are joined when both carry them."""
+    moves = a.pi.shape[1] if a.pi is not None else b.pi.shape[1] if b.pi is not None else None
+
+    def pi_of(batch: Batch) -> np.ndarray | None:
+        if moves is None or batch.pi is not None:
+            return batch.pi
+        one_hot = np.zeros((len(batch), moves), np.float32)  # (B, N*N+1)
+        one_hot[np.arange(len(batch)), batch.move] = 1.0
+        return one_hot
+
+    def joined(name: str) -> np.ndarray | None:
+        left, right = getattr(a, name), getattr(b, name)
+        return None if left is None or right is None else np.concatenate([left, right])
+
+    pis = [pi_of(a), pi_of(b)]
+    return Batch(planes=np.concatenate([a.planes, b.planes]), move=np.concatenate([a.move, b.move]),
+                 value=np.concatenate([a.value, b.value]), pi=None if pis[0] is None else np.concatenate(pis),
+                 symmetry=np.concatenate([a.symmetry, b.symmetry]),
+                 **{name: joined(name) for name in ("game_id", "move_number", "ownership", "score", "aux_mask")})

@@ -70,6 +70,7 @@ class SelfPlaySettings:
     fast_sims: int | None = None  # playout cap: simulations of the other moves (None: sims // 4)
     forced_playouts: bool = False  # KataGo's forced playouts and pruned policy targets
     search: str = "puct"  # root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct
+    gumbel_scale: float = 1.0  # gumbel: sigma's c_scale (GumbelConfig); recorded unless 1.0
 
     def __post_init__(self) -> None:
         if self.forced_playouts and self.search == "gumbel":
@@ -85,6 +86,8 @@ class SelfPlaySettings:
             options["forced_playouts"] = True
         if self.search != "puct":
             options["search"] = self.search
+        if self.gumbel_scale != 1.0:
+            options["gumbel_scale"] = self.gumbel_scale
         return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
                 "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold,
                 **options}
@@ -158,7 +161,7 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
                                   full_search_prob=settings.full_search_prob, fast_simulations=settings.fast_sims,
                                   forced_playouts=settings.forced_playouts)
         config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
-                                search=search, gumbel=root_search(settings.search))
+                                search=search, gumbel=root_search(settings.search, settings.gumbel_scale))
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)
     return _write_batch(data, generation, seed, settings.recorded(games), batch, model_version,
                         time.perf_counter() - started, settings.run, config.encoder)

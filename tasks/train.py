@@ -40,7 +40,7 @@ from gocore.nn.training import RESUMABLE_CHANGES, TrainConfig, TrainError, Train
 from storage import checkpoints, datasets, layout, registry, run_dirs, runs
 from storage import selfplay as selfplay_files
 from storage.run_dirs import History
-from storage.stream import StreamFactory
+from storage.stream import MixedStreamFactory, StreamFactory
 from tasks.rows import ROW_DECODER
 
 GPU_TAG = "gpu"  # on every training task: a concurrency limit of 1 on it (flows/deploy.py) keeps one per GPU
@@ -123,6 +123,35 @@ def selfplay_facts(data: Path, generations: Sequence[int], run: str = "") -> Dat
                         rows=sum(int(s["rows"]) for s in sidecars))
 
 
+@dataclasses.dataclass(frozen=True)
+class ExpertMix:
+    """Expert rows mixed into training: `share` of every train batch from `facts` (an SGF dataset)."""
+
+    facts: DatasetFacts
+    share: float  # in (0, 1)
+
+    def __post_init__(self) -> None:
+        if not 0 < self.share < 1:
+            raise TrainError(f"the expert share of a batch is in (0, 1), not {self.share}")
+
+    def rows_per_batch(self, batch_size: int) -> int:
+        """Expert rows in a batch of `batch_size`: at least one, and at least one other row."""
+        if batch_size < 2:
+            raise TrainError("mixing expert rows needs batches of at least 2 rows")
+        return min(batch_size - 1, max(1, round(batch_size * self.share)))
+
+    def check(self, facts: DatasetFacts) -> None:
+        """TrainError unless the expert rows are encoded like `facts`' (same encoder and board)."""
+        mine, theirs = (self.facts.encoder, self.facts.board_size), (facts.encoder, facts.board_size)
+        if mine != theirs:
+            raise TrainError(f"expert dataset {self.facts.name} is {mine[0]} on {mine[1]}x{mine[1]}, the training "
+                             f"data {theirs[0]} on {theirs[1]}x{theirs[1]}: encode them alike")
+
+    def identity(self) -> dict[str, Any]:
+        """What decides the expert rows of a run (part of its identity and key)."""
+        return {"dataset": self.facts.name, "manifest_id": self.facts.manifest_id, "share": self.share}
+
+
 def format_generations(generations: Sequence[int]) -> str:
     """``3`` or ``0..3`` (a contiguous range) or ``0,2,5``."""
     ordered = sorted(set(generations))
@@ -139,12 +168,14 @@ def objective_config(family: str, train_config: Mapping[str, Any] | TrainConfig)
     return dataclasses.replace(config, objective=OBJECTIVE_OF_FAMILY[family])
 
 
-def run_key(facts: DatasetFacts, family: str, preset: str, config: TrainConfig, run_name: str | None = None) -> str:
+def run_key(facts: DatasetFacts, family: str, preset: str, config: TrainConfig, run_name: str | None = None,
+            expert: ExpertMix | None = None) -> str:
     """The checkpoint directory's name: `run_name`, else a name stable across reruns of one setup."""
     if run_name:
         return layout.safe_name(run_name, "run name")
     fixed = {k: v for k, v in config.to_dict().items() if k not in RESUMABLE_CHANGES}
-    digest = hashlib.sha256(json.dumps([facts.manifest_id, family, preset, fixed], sort_keys=True).encode())
+    setup = [facts.manifest_id, family, preset, fixed] + ([expert.identity()] if expert is not None else [])
+    digest = hashlib.sha256(json.dumps(setup, sort_keys=True).encode())
     return layout.safe_name(f"{facts.name}-{family}-{preset}-{digest.hexdigest()[:8]}", "run key")
 
 
@@ -163,21 +194,25 @@ def train_model(dataset_dir: str, family: str, preset: str, train_config: Mappin
 def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: str,
                        train_config: Mapping[str, Any] | TrainConfig, data_dir: str | Path | None = None,
                        run_name: str | None = None, init_from: str | None = None,
-                       version_tags: Mapping[str, str] | None = None, aux_heads: bool = False) -> TrainResult:
+                       version_tags: Mapping[str, str] | None = None, aux_heads: bool = False,
+                       expert: ExpertMix | None = None) -> TrainResult:
     """The body of `train_model`, callable without Prefect (the CLI runs it in-process). `dataset`
     is a dataset directory or `selfplay_facts`; `init_from` a model URI whose weights the net
     starts from (the zero loop's champion) instead of a random initialisation; `version_tags` go
     on the registered version (the zero loop's loop and generation); `aux_heads` gives a dual net
-    the ownership and score heads, trained on the self-play rows that carry their targets."""
+    the ownership and score heads, trained on the rows that carry their targets; `expert` mixes a
+    fixed share of another dataset's rows into every train batch (the zero loop's expert rows)."""
     data = layout.data_dir(data_dir)
     facts = dataset if isinstance(dataset, DatasetFacts) else dataset_facts(dataset)
+    if expert is not None:
+        expert.check(facts)
     config = objective_config(family, train_config)
     choose_device(config.device)  # a missing GPU fails here, before an MLflow run is opened
     net_config = net_preset(preset, facts.board_size, facts.in_planes, family=family, encoder=facts.encoder,
                             aux_heads=aux_heads)
-    key = run_key(facts, family, preset, config, run_name)
+    key = run_key(facts, family, preset, config, run_name, expert)
     directory = run_dirs.run_dir(data, key)
-    _claim(directory, facts, family, net_config.to_dict())
+    _claim(directory, facts, family, net_config.to_dict(), expert)
     if (done := _finished(directory, config)) is not None:
         return done
     resume = latest_checkpoint(directory)
@@ -185,7 +220,8 @@ def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: 
     params = {"train": config.to_dict(), "net": net_config.to_dict(), "net_preset": preset, "run_key": key,
               "dataset": {"name": facts.name, "manifest_id": facts.manifest_id, "rows": facts.rows,
                           "encoder": facts.encoder, "augment": facts.augment},
-              "resumed_from_step": resume.step if resume else 0}
+              "resumed_from_step": resume.step if resume else 0,
+              **({"expert": expert.identity()} if expert is not None else {})}
     with runs.training_run(facts.board_size, params, dataset=facts.name, run_name=key, data=data) as run_id:
         log_history(run_id, history, data)
         torch.manual_seed(config.seed)  # the initial weights too: a rerun of a setup is the same run
@@ -193,7 +229,7 @@ def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: 
         if init_from is not None and resume is None:
             _start_from(net, init_from, data)
         recorder = _Recorder(run_id, directory, config.steps, history, data)
-        outcome = train(net, _streams(facts, config, aux_heads), config, resume=resume,
+        outcome = train(net, _streams(facts, config, aux_heads, expert), config, resume=resume,
                         save_checkpoint=recorder.checkpoint, on_metrics=recorder.report)
         published = _publish(run_id, net, net_config.to_dict(), facts, key, directory, history, data,
                              version_tags or {})
@@ -204,9 +240,11 @@ def train_and_register(dataset: str | Path | DatasetFacts, family: str, preset: 
 
 
 # ---------------------------------------------------------------- the checkpoint directory
-def _claim(directory: Path, facts: DatasetFacts, family: str, net: dict[str, Any]) -> None:
+def _claim(directory: Path, facts: DatasetFacts, family: str, net: dict[str, Any],
+           expert: ExpertMix | None = None) -> None:
     """Record what this key trains; TrainError if the directory belongs to another setup."""
-    identity = {"dataset": facts.name, "manifest_id": facts.manifest_id, "family": family, "net": net}
+    identity = {"dataset": facts.name, "manifest_id": facts.manifest_id, "family": family, "net": net,
+                **({"expert": expert.identity()} if expert is not None else {})}
     recorded = run_dirs.read_identity(directory)
     if recorded is None:
         run_dirs.write_identity(directory, identity)
@@ -275,11 +313,19 @@ class _Recorder:
         run_dirs.prune_checkpoints(self.directory, KEEP_CHECKPOINTS)
 
 
-def _streams(facts: DatasetFacts, config: TrainConfig, aux_targets: bool = False) -> StreamFactory:
+def _streams(facts: DatasetFacts, config: TrainConfig, aux_targets: bool = False,
+             expert: ExpertMix | None = None) -> StreamFactory | MixedStreamFactory:
     """Train/val streams over the dataset; random symmetries unless ingest stored all eight;
-    ownership and score targets for a net with auxiliary heads."""
-    return StreamFactory(facts.path, config.batch_size, ROW_DECODER, seed=config.seed,
+    ownership and score targets for a net with auxiliary heads; with `expert`, its share of every
+    train batch from the expert dataset."""
+    rows = 0 if expert is None else expert.rows_per_batch(config.batch_size)
+    main = StreamFactory(facts.path, config.batch_size - rows, ROW_DECODER, seed=config.seed,
                          random_symmetry=facts.augment != "all8", aux_targets=aux_targets)
+    if expert is None:
+        return main
+    mixed = StreamFactory(expert.facts.path, rows, ROW_DECODER, seed=config.seed + 1,
+                          random_symmetry=expert.facts.augment != "all8", aux_targets=aux_targets)
+    return MixedStreamFactory(main, mixed)
 
 
 # ---------------------------------------------------------------- the end of a run

@@ -18,15 +18,20 @@ from prefect import task
 from prefect.cache_policies import NO_CACHE
 
 from gocore.errors import GozeroError
+from gocore.nn.features import get_encoder
 from gocore.nn.training import TrainConfig
 from gocore.search.gumbel import root_search
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
-from storage import checkpoints, loops, registry, run_dirs, runs
+from storage import checkpoints, layout, loops, registry, run_dirs, runs
 from tasks.models import INITIAL, promote
 from tasks.selfplay import FORCED_NEEDS_PUCT
-from tasks.train import GPU_TAG, DatasetFacts, selfplay_facts, train_and_register
+from tasks.train import GPU_TAG, DatasetFacts, ExpertMix, dataset_facts, selfplay_facts, train_and_register
 
 GATES = ("sprt", "fixed", "off")
+LR_SCHEDULES = ("constant", "cosine")
+OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant"}
+"""Settings loop.json records only when they differ from these (loops recorded before them resume
+unchanged); `expert_share` is recorded with `expert` only."""
 WARM_START_KEYS = ("family", "board_size", "encoder", "in_planes", "blocks", "filters", "value_hidden")
 """What a warm start net must share with the loop's preset (its auxiliary heads may differ)."""
 
@@ -103,6 +108,17 @@ class LoopSettings:
     warm_start: str | None = None
     """Generation 0 from this net's weights (a ``models:/`` URI or a model directory: a dual net of
     the loop's preset, size and encoder) instead of a random net; None: tabula rasa."""
+    encoder: str = "agz17"
+    """Feature encoder of the loop's nets (gocore.nn.features.ENCODERS); a warm start must share it."""
+    gumbel_scale: float = 1.0
+    """Gumbel root search: sigma's c_scale (the paper's 1.0; mctx's default 0.1)."""
+    expert: str | None = None
+    """A dataset (``<data>/datasets/NAME``, e.g. GNU Go's games) whose rows fill `expert_share` of every
+    training batch, so the loop improves on imitation without forgetting it; None: self-play only."""
+    expert_share: float = 0.5
+    """With `expert`: the share of each training batch drawn from it."""
+    lr_schedule: str = "constant"
+    """Each generation's learning rate: constant `lr`, or cosine from `lr` down to 0 over its steps."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
@@ -118,6 +134,10 @@ class LoopSettings:
                 raise ValueError(f"{name} must be true, false or unset, not {getattr(self, name)!r}")
         if self.forced_playouts and self.search == "gumbel":
             raise ValueError(FORCED_NEEDS_PUCT)
+        if not 0 < self.expert_share < 1 or self.gumbel_scale <= 0 or self.lr_schedule not in LR_SCHEDULES:
+            raise ValueError(f"expert_share must be in (0, 1), gumbel_scale > 0, lr_schedule one of "
+                             f"{', '.join(LR_SCHEDULES)}")
+        get_encoder(self.encoder)  # a ValueError names the encoders there are
 
     def undecided(self) -> list[str]:
         """The techniques still unset; ValueError from the callers that need them decided."""
@@ -209,12 +229,11 @@ def _register_first_net(settings: LoopSettings, data: Path) -> ModelRef:
     same net), with the warm start's weights if the loop has one."""
     import torch
 
-    from gocore.nn.features import get_encoder
     from gocore.nn.nets import build_net, preset
 
     torch.manual_seed(settings.seed)
-    config = preset(settings.preset, settings.size, get_encoder("agz17").num_planes, encoder="agz17",
-                    aux_heads=settings.aux_heads)
+    config = preset(settings.preset, settings.size, get_encoder(settings.encoder).num_planes,
+                    encoder=settings.encoder, aux_heads=settings.aux_heads)
     net = build_net(config)
     if settings.warm_start is not None:
         copy_warm_start(net, settings.warm_start, data)
@@ -272,8 +291,12 @@ def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, da
     set_threads()  # the cores idle now: self-play has finished
     data = Path(data_dir)
     window, new_rows = training_window(settings, data, generation)
-    steps = training_steps(new_rows, window.rows, settings.batch_size, settings.replay)
+    expert = None if settings.expert is None else ExpertMix(
+        dataset_facts(layout.dataset_dir(data, settings.expert)), settings.expert_share)
+    own_rows = settings.batch_size - (0 if expert is None else expert.rows_per_batch(settings.batch_size))
+    steps = training_steps(new_rows, window.rows, own_rows, settings.replay)  # self-play rows sampled as without
     config = TrainConfig(steps=steps, batch_size=settings.batch_size, lr=settings.lr, lr_steps=(),
+                         lr_schedule="cosine" if settings.lr_schedule == "cosine" else "steps",
                          checkpoint_every=max(1, steps // 4), val_every=steps, val_batches=8,
                          log_every=max(1, steps // 10), device=device, seed=settings.seed + generation,
                          objective="dual")
@@ -283,7 +306,7 @@ def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, da
     result = train_and_register(window, "dual", settings.preset, config, data, f"{settings.loop}-gen{generation}",
                                 init_from=start.uri, version_tags={"loop": settings.loop,
                                                                    "generation": str(generation)},
-                                aux_heads=settings.aux_heads)
+                                aux_heads=settings.aux_heads, expert=expert)
     metrics = {k: round(v, 4) for k, v in result.metrics.items() if k.startswith("val/") or k == "train/loss"}
     return {"candidate": result.version, "steps": steps, "window_rows": window.rows, "window": window.name,
             "metrics": metrics, "seconds": result.seconds}
@@ -320,6 +343,11 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
         del record["search"]
     if settings.warm_start is None:
         del record["warm_start"]
+    for name, default in OPTIONAL_DEFAULTS.items():
+        if record[name] == default:
+            del record[name]
+    if settings.expert is None:
+        del record["expert"], record["expert_share"]
     return record
 
 
@@ -332,6 +360,8 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     options: dict[str, Any] = {}
     if settings.search != "puct":
         options["search"] = settings.search
+        if settings.gumbel_scale != 1.0:
+            options["gumbel_scale"] = settings.gumbel_scale
     if settings.playout_cap:
         options["full_search_prob"] = settings.full_search_prob
         options["fast_sims"] = max(1, round(settings.sims * settings.fast_sims_fraction))

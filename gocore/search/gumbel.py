@@ -63,7 +63,9 @@ class GumbelConfig:
     c_visit: float = 50.0
     """sigma's visit offset: (c_visit + max N) * c_scale * q (the paper's 50)."""
     c_scale: float = 1.0
-    """sigma's scale (the paper's 1.0)."""
+    """sigma's scale: the paper's 1.0; mctx's `qtransform_completed_by_mix_value` uses 0.1 with the
+    same min-max rescaling. At 16 simulations 1.0 puts 0.81 of a supervised net's improved policy on
+    one move (entropy 0.46 nats against the prior's 2.57), 0.1 gives 0.42 and 1.93."""
 
     def __post_init__(self) -> None:
         if self.k < 1 or self.c_visit < 0 or self.c_scale < 0:
@@ -281,8 +283,9 @@ ROOT_SEARCHES = ("puct", "gumbel")
 """Names of the root searches self-play can use (`root_search`)."""
 
 
-def root_search(name: str) -> GumbelConfig | None:
-    """The Gumbel settings a root search name stands for: None for PUCT, the paper's for gumbel."""
+def root_search(name: str, scale: float = 1.0) -> GumbelConfig | None:
+    """The Gumbel settings a root search name stands for: None for PUCT, the paper's for gumbel (with
+    sigma's `scale`, `GumbelConfig.c_scale`)."""
     if name not in ROOT_SEARCHES:
         raise ValueError(f"search {name!r} is not one of {', '.join(ROOT_SEARCHES)}")
-    return GumbelConfig() if name == "gumbel" else None
+    return GumbelConfig(c_scale=scale) if name == "gumbel" else None

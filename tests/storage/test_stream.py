@@ -16,7 +16,7 @@ from storage import datasets
 from storage.memory_batches import InMemoryBatches
 from storage.schemas import SELFPLAY_SCHEMA, encode_pi, rows_table, selfplay_table
 from storage.shuffle import ShuffleBuffer, game_bucket
-from storage.stream import Batch, BatchStream, StreamFactory, decode_pi
+from storage.stream import Batch, BatchStream, MixedStreamFactory, StreamFactory, decode_pi
 from tasks.rows import ROW_DECODER, transform_pi
 
 SIZE = 5
@@ -233,6 +233,22 @@ def test_factory_gives_an_endless_train_stream_and_one_validation_pass(dataset: 
     val_rows = sum(len(b) for b in factory("val", 0))
     assert 0 < val_rows < 3000 * 0.4
     assert all(not b.symmetry.any() for b in factory("val", 0))
+
+
+def test_a_mixed_stream_puts_a_fixed_share_of_expert_rows_in_every_train_batch(dataset: Path, tmp_path: Path) -> None:
+    selfplay = tuple(write_selfplay_shards(tmp_path))
+    factory = MixedStreamFactory(StreamFactory(selfplay, 48, ROW_DECODER, shuffle_buffer=200, seed=2),
+                                 StreamFactory(dataset, 16, ROW_DECODER, shuffle_buffer=200, seed=3))
+    train = iter(factory("train", 0))
+    batches = [next(train) for _ in range(3)]
+    for batch in batches:
+        assert len(batch) == 64 and batch.pi.shape == (64, POINTS + 1)
+        expert = batch.pi[48:]  # the expert rows' targets: one-hot on their moves
+        assert (expert.sum(axis=1) == 1).all() and (expert[np.arange(16), batch.move[48:]] == 1).all()
+        assert (batch.pi[:48].max(axis=1) < 1).all()  # self-play rows keep their search distributions
+    resumed = next(iter(factory("train", 2)))
+    assert np.array_equal(resumed.planes, batches[2].planes) and np.array_equal(resumed.pi, batches[2].pi)
+    assert all(b.pi is not None and len(b) <= 48 for b in factory("val", 0))  # validation: self-play alone
 
 
 def test_in_memory_batches_hold_the_same_samples(dataset: Path) -> None:

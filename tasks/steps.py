@@ -1,0 +1,49 @@
+"""Resumable steps: "record a step when it finishes, skip it on a rerun", once for every pipeline.
+
+The zero loop (a step per generation: start, selfplay, train, gate, ...), the AlphaGo pipeline (a
+stage each) and the strength recipe (expert games, supervised net, anchors) each run a sequence of
+steps whose small JSON facts `storage.loops` records under ``<data>/loops/<run>/steps/``. A step
+already recorded is read back instead of run, so a run killed at any moment and started again
+continues at its first unfinished step. Every record carries the step's wall seconds and CPU
+seconds (this process and its finished children, e.g. a step's process pool).
+"""
+
+from __future__ import annotations
+
+import resource
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from storage import loops
+
+
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of its children that have ended (a step's process pool ends
+    with its subflow), user + system: what a step costs on any number of cores."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+class Steps:
+    """The steps of one run (`run`: its directory under <data>/loops/) at one generation."""
+
+    def __init__(self, data: Path, run: str, generation: int = 0):
+        self.data, self.run, self.generation = data, run, generation
+
+    def done(self, name: str) -> dict[str, Any] | None:
+        """The record of step `name` if it has finished, else None."""
+        return loops.read_step(self.data, self.run, self.generation, name)
+
+    def step(self, name: str, work: Callable[[], Mapping[str, Any]],
+             is_current: Callable[[dict[str, Any]], bool] = lambda record: True) -> dict[str, Any]:
+        """Step `name`'s record: the one on disk if it `is_current`, else `work()`'s facts with the
+        step's wall and CPU seconds, recorded once it has finished."""
+        if (record := self.done(name)) is not None and is_current(record):
+            return record
+        started, cpu = time.perf_counter(), cpu_seconds()
+        facts = {**work(), "seconds": round(time.perf_counter() - started, 2),
+                 "cpu_seconds": round(cpu_seconds() - cpu, 2)}
+        loops.record_step(self.data, self.run, self.generation, name, facts)
+        return {"generation": self.generation, "step": name, **facts}
