@@ -78,7 +78,7 @@ def loop_changes(text: str) -> dict[str, Any]:
     from tasks.overrides import dataclass_changes
     from tasks.zero import LoopSettings
 
-    return dataclass_changes(LoopSettings, [text])
+    return dataclass_changes(LoopSettings, [text], split_commas=True)
 
 
 def loop_settings(args: argparse.Namespace) -> dict[str, Any]:

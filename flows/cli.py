@@ -33,6 +33,7 @@ from flows.cli_models import models_app
 from flows.cli_review import review as review_command
 from flows.cli_selfplay import selfplay as selfplay_command
 from flows.cli_serve import serve as serve_command
+from flows.cli_strong import strong as strong_command
 from flows.cli_train import train_command
 from tasks.players import SPECS_HELP
 
@@ -154,6 +155,7 @@ app.command("run")(run_command)
 app.command("review")(review_command)
 app.command("analysis")(analysis_command)
 app.command("alphago")(alphago_command)
+app.command("strong")(strong_command)
 app.command("serve")(serve_command)
 app.add_typer(models_app, name="models")
 

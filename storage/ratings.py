@@ -162,6 +162,43 @@ def plot_ladder(points: Sequence[GenerationElo], path: Path, title: str = "") ->
     return Path(path)
 
 
+CURVE_PLOT_ARTIFACT = "plots/strength.png"
+
+
+@dataclass(frozen=True)
+class CurvePoint:
+    """A champion's rating at the CPU hours spent when it was made."""
+
+    label: str  # e.g. "gen 3 (gozero-9x9/12)"
+    cpu_hours: float
+    elo: float
+    stderr: float | None
+
+
+def plot_strength_curve(points: Sequence[CurvePoint], levels: Mapping[str, float], path: Path,
+                        anchor: str = "", title: str = "") -> Path:
+    """Elo against CPU hours with 95 % error bars, and each of `levels` (e.g. GNU Go levels:
+    name -> Elo) as a labelled horizontal line, into the PNG `path`; returns `path`."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(7, 4), layout="constrained")
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot(1, 1, 1, title=title, xlabel="CPU hours spent learning",
+                              ylabel=f"Elo ({anchor} = 0)" if anchor else "Elo")
+    ordered = sorted(points, key=lambda p: p.cpu_hours)
+    axes.errorbar([p.cpu_hours for p in ordered], [p.elo for p in ordered],
+                  yerr=[1.96 * (p.stderr or 0.0) for p in ordered], marker="o", capsize=3, label="champions")
+    for index, (name, elo) in enumerate(sorted(levels.items(), key=lambda item: item[1])):
+        axes.axhline(elo, linestyle="--", linewidth=1, color=f"C{index + 1}")
+        axes.annotate(name, (0, elo), xycoords=("axes fraction", "data"), textcoords="offset points",
+                      xytext=(4, 3), fontsize=8, color=f"C{index + 1}")
+    axes.grid(alpha=0.3)
+    with atomic_path(Path(path)) as temp:
+        figure.savefig(temp, format="png", dpi=100)
+    return Path(path)
+
+
 EVAL_PLOT_ARTIFACT = "plots/elo.png"
 
 

@@ -118,11 +118,11 @@ class Ladder:
     """The MLflow "ladder" run with Elo per generation, if any generation is rated."""
 
 
-def fit(data: Path, size: int) -> list[Rating]:
-    """The ladder of every game of board size `size` in the ratings table, best first."""
+def fit(data: Path, size: int, anchor: str = ANCHOR) -> list[Rating]:
+    """The ladder of every game of board size `size` in the ratings table, best first, `anchor` at 0."""
     games = ratings.read_games(data, size).select(["player_a", "player_b", "a_score", "reason"]).to_pylist()
     return fit_ladder([Outcome(g["player_a"], g["player_b"], g["a_score"]) for g in games
-                       if g["reason"] not in NOT_PLAY], anchor=ANCHOR)
+                       if g["reason"] not in NOT_PLAY], anchor=anchor)
 
 
 def generations(size: int, data: Path) -> dict[str, Generation]:

@@ -15,12 +15,15 @@ from collections.abc import Iterable
 from typing import Any
 
 
-def dataclass_changes(cls: type, items: Iterable[str]) -> dict[str, Any]:
-    """``["lr=0.01", "aux_heads=true"]`` (or comma-separated items) as typed changes of `cls`'s fields."""
+def dataclass_changes(cls: type, items: Iterable[str], split_commas: bool = False) -> dict[str, Any]:
+    """``["lr=0.01", "aux_heads=true"]`` as typed changes of `cls`'s fields; with `split_commas`, an
+    item may hold several (``"lr=0.01,aux_heads=true"``). A tuple field takes its elements separated
+    by ``;`` (``expert=gnugo-9x9:level=1,games=800;gnugo-9x9:level=5,games=200``)."""
     hints = typing.get_type_hints(cls)
     fields = [field.name for field in dataclasses.fields(cls)]
     changes: dict[str, Any] = {}
-    for item in (part.strip() for text in items for part in text.split(",")):
+    parts = (part for text in items for part in (text.split(",") if split_commas else [text]))
+    for item in (part.strip() for part in parts):
         if not item:
             continue
         name, equals, value = (part.strip() for part in item.partition("="))
@@ -38,7 +41,7 @@ def typed_value(value: str, kind: Any, name: str) -> Any:
     kind = next(option for option in options if option is not type(None))
     if typing.get_origin(kind) is tuple:
         element = typing.get_args(kind)[0]
-        return tuple(typed_value(part, element, name) for part in value.split(":") if part)
+        return tuple(typed_value(part.strip(), element, name) for part in value.split(";") if part.strip())
     if kind is bool:
         if value.lower() not in ("true", "false", "1", "0", "yes", "no"):
             raise ValueError(f"{name} is true or false, not {value!r}")

@@ -249,8 +249,8 @@ def _register_first_net(settings: LoopSettings, data: Path) -> ModelRef:
 
 def copy_warm_start(net: Any, uri: str, data: Path) -> None:
     """Copy the weights of the model `uri` into the loop's fresh `net` (a `DualNet`); WarmStartError
-    if it is another kind of net. Auxiliary heads that only one of them has are left out (the
-    loop's own start random)."""
+    if it is another kind of net. Auxiliary heads are copied when both nets have them; heads that
+    only one of them has are left out (the loop's own start random)."""
     from tasks.models import ModelError, load_net
 
     try:
@@ -263,7 +263,9 @@ def copy_warm_start(net: Any, uri: str, data: Path) -> None:
                              f"heads) like its own, {want.board_size}x{want.board_size}, encoder {want.encoder}, "
                              f"{want.blocks} blocks x {want.filters} filters, value_hidden {want.value_hidden}")
     aux = ("ownership_head.", "score_head.")  # the same config but these builds the same modules
-    net.load_state_dict({k: v for k, v in source.state_dict().items() if not k.startswith(aux)}, strict=False)
+    both = have.aux_heads and want.aux_heads  # then the heads are copied too (a supervised net's are trained)
+    net.load_state_dict({k: v for k, v in source.state_dict().items() if both or not k.startswith(aux)},
+                        strict=both)
 
 
 def training_window(settings: LoopSettings, data: Path, generation: int) -> tuple[DatasetFacts, int]:

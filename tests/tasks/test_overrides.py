@@ -10,7 +10,7 @@ from tasks.overrides import dataclass_changes
 
 def test_changes_are_typed_by_the_fields_annotation():
     changes = dataclass_changes(TrainConfig, ["value_weight=0.25", "lr_schedule=cosine,steps=400", "grad_clip=none",
-                                              "lr_steps=0.5:0.75", "compile=yes"])
+                                              "lr_steps=0.5;0.75", "compile=yes"], split_commas=True)
     assert changes == {"value_weight": 0.25, "lr_schedule": "cosine", "steps": 400, "grad_clip": None,
                        "lr_steps": (0.5, 0.75), "compile": True}
     assert TrainConfig(**changes).value_weight == 0.25
@@ -22,3 +22,10 @@ def test_changes_are_typed_by_the_fields_annotation():
 def test_a_bad_change_is_refused_with_what_is_wrong(item, message):
     with pytest.raises(ValueError, match=message):
         dataclass_changes(TrainConfig, [item])
+
+
+def test_without_comma_splitting_a_value_may_hold_commas():
+    from tasks.strong import StrongSettings
+
+    changes = dataclass_changes(StrongSettings, ["expert=gnugo-9x9:level=1,games=800;gnugo-9x9:level=5,games=200"])
+    assert changes == {"expert": ("gnugo-9x9:level=1,games=800", "gnugo-9x9:level=5,games=200")}

@@ -76,6 +76,13 @@ def test_a_loop_with_auxiliary_heads_starts_from_a_net_without_them(store: Path,
     assert torch.equal(registered.state_dict()["value_head.fc2.weight"], given["value_head.fc2.weight"])
 
 
+def test_a_supervised_net_with_auxiliary_heads_gives_the_loop_its_trained_heads_too(store: Path, tmp_path: Path):
+    source = saved_net(tmp_path / "sl-aux", seed=6, aux_heads=True)
+    made = initial_champion.fn(settings(loop="aux-aux-5x5", aux_heads=True, warm_start=str(source)), str(store))
+    registered, given = load_net(made.uri, store).state_dict(), load_net(source).state_dict()
+    assert set(registered) == set(given) and all(torch.equal(registered[k], given[k]) for k in given)
+
+
 def test_a_net_of_another_kind_or_a_missing_one_is_refused_in_one_line(store: Path, tmp_path: Path):
     before = versions(store)
     for kind, expected in [({"family": "policy"}, "family 'policy'"), ({"size": 7}, "board_size 7"),

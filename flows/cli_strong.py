@@ -1,0 +1,111 @@
+"""`gozero strong`: the strength recipe (flows/strong.py) with a line per finished stage.
+
+Expert games, a supervised net, then zero-loop generations until the CPU budget is spent; each
+champion against GNU Go. A rerun continues where the last one stopped; a larger
+`--budget-cpu-hours` goes on with a finished run. flows/cli.py mounts the command.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+
+
+def strong(
+    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    budget_cpu_hours: Annotated[float | None, typer.Option(min=0.01, help="stop starting generations once "
+                                                           "expert games, training, self-play and gates have "
+                                                           "spent this many CPU hours (default 4)")] = None,
+    name: Annotated[str | None, typer.Option("--name", help="the run's name (default strong-<N>x<N>)")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="any recipe setting as name=value, e.g. "
+                                                                 "preset=small, sl_steps=8000, anchors=gnugo-1;gnugo-5 "
+                                                                 "(tasks.strong.StrongSettings); repeatable")] = None,
+    workers: Annotated[int | None, typer.Option(min=1, help="processes for games (default: cores)")] = None,
+    dask_address: Annotated[str | None, typer.Option(help="run the games on this Dask scheduler")] = None,
+    device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
+    data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
+    verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
+) -> None:
+    """Train the strongest net the budget allows: imitate GNU Go, then self-play with the gate on."""
+    quiet_prefect(verbose)
+    from storage import layout
+    from tasks.overrides import dataclass_changes
+    from tasks.strong import StrongSettings
+
+    fields = {"size": size, "name": name or f"strong-{size}x{size}",
+              **({"budget_cpu_hours": budget_cpu_hours} if budget_cpu_hours is not None else {})}
+    if size != 9:
+        fields["expert"] = (f"gnugo-{size}x{size}:level=1,games=2400",)
+    try:
+        settings = StrongSettings(**{**fields, **dataclass_changes(StrongSettings, set_ or [])})
+    except ValueError as error:
+        raise fail(str(error)) from None
+    data = layout.data_dir(data_dir)
+    console.print(f"recipe [bold]{settings.name}[/]: {', '.join(settings.expert)}, {settings.preset} net, "
+                  f"budget {settings.budget_cpu_hours:g} CPU hours -> {data}", soft_wrap=True)
+    result = _run_with_lines(settings, data, workers, dask_address, device)
+    _print_curve(result)
+
+
+def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address: str | None,
+                    device: str) -> dict[str, Any]:
+    """The flow, printing one line per step record as it appears (on a terminal or off one)."""
+    from flows.strong import run_strong
+    from storage import loops
+
+    seen: set[tuple[str, int, str]] = set()
+
+    def report() -> None:
+        for run in (settings.recipe, settings.name):
+            for record in loops.read_steps(data, run):
+                key = (run, int(record["generation"]), record["step"])
+                if key not in seen:
+                    seen.add(key)
+                    console.print(step_line(run == settings.recipe, record), soft_wrap=True)
+
+    stop = threading.Event()
+    thread = threading.Thread(target=lambda: [report() for _ in iter(lambda: stop.wait(1.0), True)], daemon=True)
+    report()
+    thread.start()
+    try:
+        with user_errors():
+            return run_strong(settings, str(data), workers, dask_address, device)
+    finally:
+        stop.set()
+        thread.join()
+        report()
+
+
+def step_line(is_recipe: bool, record: dict[str, Any]) -> str:
+    """One finished step as a plain line: where, what, its time and what it found."""
+    where = "recipe" if is_recipe else f"gen {record['generation']}"
+    found = {"expert": lambda r: f"{r['games']:,} games, {r['rows']:,} rows",
+             "supervised": lambda r: f"{r['model']} {r.get('metrics', {})}",
+             "anchors": lambda r: "; ".join(f"vs {a}: {v['win_rate']:.1%} ({v['low']:.1%}-{v['high']:.1%}, "
+                                            f"{v['games']} games)" for a, v in r["results"].items()),
+             "selfplay": lambda r: f"{r['games']} games, {r['rows']:,} rows",
+             "train": lambda r: f"candidate {r['candidate']} {r.get('metrics', {})}",
+             "gate": lambda r: f"{r['rule']} {'' if r['win_rate'] is None else format(r['win_rate'], '.1%')} of "
+                               f"{r['games']}: {'passed' if r['passed'] else 'failed'}",
+             "promote": lambda r: "promoted" if r["promoted"] else "kept the champion"}
+    detail = found.get(record["step"], lambda r: "")(record)
+    cpu = f"{float(record.get('cpu_seconds', 0)) / 60:.1f} CPU min"
+    return f"{where:>8} {record['step']:<10} {float(record.get('seconds', 0)) / 60:6.1f} min {cpu:>14}  {detail}"
+
+
+def _print_curve(result: dict[str, Any]) -> None:
+    """Each rated champion's Elo at the CPU hours spent, the GNU Go levels, the spend."""
+    spent = result["cpu_hours"]
+    console.print(f"spent {spent['learning']:.2f} CPU hours learning, {spent['measuring']:.2f} measuring; "
+                  f"MLflow run {result['mlflow_run']}", soft_wrap=True)
+    for point in result["points"]:
+        stderr = "" if point["stderr"] is None else f" ± {1.96 * point['stderr']:.0f} (95 %)"
+        console.print(f"  {point['label']}: {point['elo']:+.0f}{stderr} Elo at {point['cpu_hours']:.2f} CPU h",
+                      soft_wrap=True)
+    for level, elo in sorted(result["levels"].items(), key=lambda item: item[1]):
+        console.print(f"  {level}: {elo:+.0f} Elo")
