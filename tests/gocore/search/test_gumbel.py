@@ -103,6 +103,23 @@ def test_the_improved_policy_is_a_distribution_over_the_searched_legal_moves(eva
     np.testing.assert_allclose(improved_policy(root, config), result.pi, rtol=1e-5, atol=1e-7)
 
 
+def test_a_smaller_scale_keeps_the_improved_policy_closer_to_the_prior(evaluator):
+    from gocore.search.gumbel import root_search
+
+    assert root_search("gumbel", 0.1) == GumbelConfig(c_scale=0.1) and root_search("puct", 0.1) is None
+    search = GumbelSearch(evaluator, SELFPLAY.replace(simulations=16, noise=False), [opening(["C3", "C2"])], seed=2)
+    search.search()
+    root = search.roots[0]
+
+    def entropy(pi: np.ndarray) -> float:
+        return float(-(pi[pi > 0] * np.log(pi[pi > 0])).sum())
+
+    paper, mctx = improved_policy(root, GumbelConfig()), improved_policy(root, GumbelConfig(c_scale=0.1))
+    prior = np.where(root.illegal == 0, root.prior, 0.0)
+    assert entropy(paper) < entropy(mctx) <= entropy(prior / prior.sum()) + 1e-6
+    assert paper.max() > mctx.max()
+
+
 def test_completed_q_of_unvisited_children_is_the_mixed_value():
     node = Node(Position.initial(SIZE, 2.5), None, -1, None)
     prior = np.zeros(SIZE * SIZE + 1)

@@ -1,0 +1,46 @@
+"""The strength recipe's settings and spend, without running it."""
+
+from __future__ import annotations
+
+import pytest
+
+from storage.gnugo_source import GnugoSourceError
+from tasks.strong import StrongSettings, recipe_spend
+from tasks.zero import LoopSettings, loop_record
+
+
+def test_the_recipe_sets_up_a_conservative_warm_started_loop():
+    settings = StrongSettings()
+    loop = settings.loop_settings("models:/gozero-9x9/1")
+    assert (loop.warm_start, loop.expert, loop.gate, loop.lr_schedule) == ("models:/gozero-9x9/1", "strong-9x9-expert",
+                                                                          "sprt", "cosine")
+    assert loop.aux_heads and loop.search == "gumbel" and loop.gumbel_scale == 0.1 and loop.lr < 0.01
+    config = settings.sl_config()
+    assert config.objective == "dual" and config.value_weight == 0.25 and config.lr_schedule == "cosine"
+
+
+@pytest.mark.parametrize("changes, error", [({"expert": ("gnugo-13x13:level=1,games=10",)}, ValueError),
+                                            ({"expert": ("gnugo-9x9:level=99,games=10",)}, GnugoSourceError),
+                                            ({"expert": ()}, ValueError), ({"budget_cpu_hours": 0}, ValueError),
+                                            ({"expert_share": 1.0}, ValueError), ({"encoder": "agz99"}, ValueError)])
+def test_a_recipe_that_cannot_run_is_refused_before_it_starts(changes, error):
+    with pytest.raises(error):
+        StrongSettings(**changes)
+
+
+def test_spend_counts_learning_and_keeps_measuring_apart():
+    records = [{"step": "expert", "generation": 0, "cpu_seconds": 3600.0},
+               {"step": "anchors", "generation": 0, "cpu_seconds": 720.0},
+               {"step": "selfplay", "generation": 1, "cpu_seconds": 1800.0},
+               {"step": "ladder", "generation": 1, "cpu_seconds": 360.0},
+               {"step": "start", "generation": 1}]  # a record from before CPU was measured counts 0
+    spent = recipe_spend(records)
+    assert (spent.learning, spent.measuring) == (1.5, 0.3)
+
+
+def test_new_loop_settings_are_recorded_only_when_used():
+    plain = loop_record(LoopSettings(aux_heads=True, playout_cap=False, forced_playouts=False, search="gumbel"))
+    assert not {"encoder", "gumbel_scale", "expert", "expert_share", "lr_schedule"} & set(plain)
+    used = loop_record(LoopSettings(aux_heads=True, playout_cap=False, forced_playouts=False, search="gumbel",
+                                    gumbel_scale=0.1, expert="e", expert_share=0.4, lr_schedule="cosine"))
+    assert (used["gumbel_scale"], used["expert"], used["expert_share"], used["lr_schedule"]) == (0.1, "e", 0.4, "cosine")
