@@ -62,7 +62,7 @@ def test_terminate_with_turn_numbers_drops_only_those_turns():
     engine.handle(json.dumps({"id": "t", "action": "terminate", "terminateId": "game", "turnNumbers": [0, 2]}))
     while engine.step():
         pass
-    dropped_0, dropped_2, ack, kept = lines(out)
+    ack, dropped_0, dropped_2, kept = lines(out)  # the action is echoed first, as KataGo does
     assert dropped_0["noResults"] and dropped_0["turnNumber"] == 0 and dropped_2["turnNumber"] == 2
     assert ack == {"id": "t", "action": "terminate", "terminateId": "game", "turnNumbers": [0, 2]}
     assert kept["turnNumber"] == 1 and kept["moveInfos"]
