@@ -1,7 +1,7 @@
 """Handicap stone placement: GTP's fixed placements and the engine's own free placement.
 
-`fixed_placement` is the GTP v2 specification's table (section 4.1.1), which GNU Go follows: star
-points on the third line from the edge below 13x13, the fourth from 13x13 up; 2 to 9 stones on odd
+`fixed_placement` is the GTP v2 specification's table (section 4.1.1) as GNU Go 3.8 answers it: star
+points on the third line from the edge below 12x12, the fourth from 12x12 up; 2 to 9 stones on odd
 boards from 9x9, 2 to 4 on even boards and 7x7, none below 7x7. `free_placement` (GTP's
 ``place_free_handicap``) takes the fixed placement while the table has one, then adds each further
 stone on the empty point farthest from the stones already placed, keeping off the first two lines
@@ -30,7 +30,7 @@ def fixed_placement(size: int, count: int) -> list[int] | None:
     table has no such placement (count below 2 or above `max_fixed`)."""
     if not 2 <= count <= max_fixed(size):
         return None
-    low, high = (2, size - 3) if size < 13 else (3, size - 4)  # 0-based lines from the edges
+    low, high = (2, size - 3) if size < 12 else (3, size - 4)  # 0-based lines from the edges
     mid = size // 2
 
     def point(col: int, up: int) -> int:  # `up` lines counted from the bottom, as GTP counts rows
