@@ -59,6 +59,7 @@ if TYPE_CHECKING:
 
 BATCH = 8  # turns searched together at most
 MAX_PENDING = 10_000  # turns waiting at most (each holds its position)
+WARM_SECONDS = 0.5  # the search averages are brought up to date this often (`_Reader.keep_warm`)
 # Tree memory per root visit, ownership recorded (tracemalloc, a tiny aux net from the empty board,
 # 3,000 visits): 9.4 KB on 9x9, 31.5 KB on 19x19, so about 3 KB + 80 B per point.
 TREE_BYTES_BASE, TREE_BYTES_PER_POINT = 3_000, 80
@@ -205,6 +206,7 @@ class AnalysisServer:
             if report is not None and left > 0 and time.monotonic() >= report:
                 self._answer(turns, reader, live, is_during_search=True)
                 report = time.monotonic() + first.report_every
+            reader.keep_warm(live)
         self._answer(turns, reader, [g for g in range(len(turns)) if g not in self._halted], is_during_search=False)
         self._running, self._halted = [], set()
 
@@ -224,6 +226,15 @@ class _Reader:
     def __init__(self, roots: list[mcts.Node], recorder: HeadRecorder | None):
         self.roots = roots
         self._averages = None if recorder is None else TreeAverages(recorder)
+        self._warmed = time.monotonic()
+
+    def keep_warm(self, games: list[int]) -> None:
+        """Bring the averages up to date every `WARM_SECONDS`: the answer to a terminate then reads only
+        what was searched since, not the whole tree (21,552 visits read at once: 0.96 s on 9x9)."""
+        if self._averages is not None and time.monotonic() >= self._warmed + WARM_SECONDS:
+            for game in games:
+                self._averages.sums(self.roots[game])
+            self._warmed = time.monotonic()
 
     def analysis(self, game: int, evaluator: Evaluator) -> PositionAnalysis:
         return analyse(self.roots[game], evaluator, averages=self._averages)
