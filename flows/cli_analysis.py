@@ -3,7 +3,8 @@
 A typer command that flows/cli.py mounts with ``app.command("analysis")``. KaTrain starts it in
 place of ``katago analysis`` (its engine setting "altcommand"). The model is loaded once, before
 the first line is read; one that cannot be loaded is one line on stderr and exit code 1. The engine
-is `gocore.play.analysis_server.AnalysisServer` (the protocol: `gocore.play.analysis_engine`).
+is `gocore.play.analysis_server.AnalysisServer` (the protocol: `gocore.play.analysis_engine`);
+``--tree-memory`` bounds the search tree of one query (KaTrain ponders with 10,000,000 visits).
 As with `gozero gtp`, stdout carries the protocol only (`flows.cli_common.protocol_streams`).
 """
 
@@ -23,6 +24,8 @@ def analysis(
     model: Annotated[str | None, typer.Option(help="models:/NAME@ALIAS, models:/NAME/VERSION or a model directory "
                                               "(default: models:/gozero-<SIZE>x<SIZE>@champion)")] = None,
     visits: Annotated[int, typer.Option(min=1, help="root visits per position when a query sets no maxVisits")] = 200,
+    tree_memory: Annotated[float, typer.Option(min=1, help="MB of search tree one query may grow (a larger "
+                                               "maxVisits is searched to what fits, with a warning)")] = 1000,
     size: Annotated[int, typer.Option(min=5, max=19, help="board size of the default model")] = 9,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP)] = None,
@@ -31,14 +34,15 @@ def analysis(
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="gozero analysis: %(levelname)s %(message)s")
     with protocol_streams() as (stdin, stdout):
         from gocore.nn.inference import NetEvaluator
-        from gocore.play.analysis_server import AnalysisServer
+        from gocore.play.analysis_server import AnalysisServer, visits_for_memory
         from tasks.models import default_model_uri, load_model
 
         use_threads(threads)
         with user_errors():
             loaded = load_model(model or default_model_uri(size), data_dir)
-        server = AnalysisServer(NetEvaluator(loaded.net), loaded.net.config.board_size, visits,
-                                name=f"gozero ({loaded.version})", stdout=stdout)
+        board_size = loaded.net.config.board_size
+        server = AnalysisServer(NetEvaluator(loaded.net), board_size, visits, name=f"gozero ({loaded.version})",
+                                stdout=stdout, max_visits=visits_for_memory(tree_memory, board_size))
         try:
             server.serve(stdin)
         except BrokenPipeError:  # KaTrain went away: nothing left to answer

@@ -9,11 +9,17 @@ of a search tree (GTP's ``kata-analyze`` formats the same `PositionAnalysis`).
 Queries: ``id``, ``moves`` ([["B","D4"], ...], colours need not alternate), ``initialStones``,
 ``initialPlayer``, ``rules``, ``komi``, ``boardXSize`` / ``boardYSize`` (both the net's size),
 ``analyzeTurns`` (default: the last position only), ``maxVisits``, ``includeOwnership``,
-``includePolicy``, ``priority``, ``overrideSettings`` (``reportAnalysisWinratesAs``, ``maxTime``),
-``reportDuringSearchEvery`` (partial answers with ``isDuringSearch: true`` before the final one).
-Fields we cannot honour are answered with KataGo's ``{"id", "warning", "field"}`` line and the
-query goes on: rules other than area scoring (we always score Tromp-Taylor), ``avoidMoves`` /
-``allowMoves``, ``includeMovesOwnership`` (no per-move ownership), unknown override settings.
+``includeMovesOwnership``, ``includePolicy``, ``priority``, ``whiteHandicapBonus``,
+``overrideSettings`` (``reportAnalysisWinratesAs``, ``maxTime``), ``reportDuringSearchEvery``
+(partial answers with ``isDuringSearch: true`` before the final one). Fields we cannot honour are
+answered with KataGo's ``{"id", "warning", "field"}`` line and the query goes on: rules gozero
+cannot play (territory scoring, stone scoring, a button: `gocore.play.game_rules`; we analyse
+them as area scoring), ``avoidMoves`` / ``allowMoves``, unknown override settings, and a
+``maxVisits`` above `max_visits` (the tree memory one query may take: searched to that many).
+
+Rules: an area-scoring name (``chinese``, ``aga``, ``new zealand``, ``tromp-taylor``, ...) or JSON
+object is analysed as named, white's handicap compensation (``whiteHandicapBonus``, or the
+rules' own) added to the komi of a game whose setup is handicap stones.
 
 Perspective: ``reportAnalysisWinratesAs`` is ``BLACK`` unless the query overrides it (KataGo's
 analysis_example.cfg sets BLACK, and KaTrain forces BLACK in every query's ``overrideSettings``):
@@ -22,10 +28,13 @@ win rate, LCB, utility, score lead and ownership (+1 = black's point) are Black'
 (as KataGo does), and negates utilities, scores and ownership. The policy (the net's priors at the
 root, -1 for illegal moves, N*N+1 long with pass last, rows from the top) has no perspective.
 
-Without a score head (every net so far) ``scoreLead`` / ``scoreMean`` / ``scoreSelfplay`` /
-``scoreStdev`` are 0.0: KaTrain reads ``scoreLead`` of every move unconditionally, so it must be
-there, and its "points lost" are then 0 (its win rates are right). Ownership is sent only when
-asked for and the net has an ownership head.
+Root and move values are the search's averages (`gocore.search.analysis`): ``rootInfo``'s
+win rate, utility and score lead over the whole tree, a move's over its subtree. Without a score
+head ``scoreLead`` / ``scoreMean`` / ``scoreSelfplay`` / ``scoreStdev`` are 0.0: KaTrain reads
+``scoreLead`` of every move unconditionally, so it must be there, and its "points lost" are then 0
+(its win rates are right). Ownership (the root's, and each move's with ``includeMovesOwnership``)
+is sent only when asked for and the net has an ownership head. A finished position (two passes)
+is answered with the rules' result and no moves.
 """
 
 from __future__ import annotations
@@ -38,6 +47,7 @@ from typing import Any
 import numpy as np
 
 from gocore.errors import GozeroError
+from gocore.play.game_rules import TROMP_TAYLOR, GameRules, RulesError, effective_komi, parse_rules
 from gocore.rules.board import Position
 from gocore.rules.coords import from_gtp, to_gtp
 from gocore.search.analysis import PositionAnalysis
@@ -45,7 +55,6 @@ from gocore.search.analysis import PositionAnalysis
 BLACK, WHITE = 1, -1
 COLORS = {"B": BLACK, "W": WHITE}
 PERSPECTIVES = ("BLACK", "WHITE", "SIDETOMOVE")
-AREA_RULES = {"tromp-taylor", "chinese", "chinese-ogs", "chinese-kgs", "stone_scoring", "new-zealand", "aga"}
 KNOWN_SETTINGS = {"reportAnalysisWinratesAs", "maxTime", "wideRootNoise", "maxVisits"}
 QUERY_FIELDS = {"id", "moves", "initialStones", "initialPlayer", "rules", "komi", "boardXSize", "boardYSize",
                 "analyzeTurns", "maxVisits", "includeOwnership", "includePolicy", "includeMovesOwnership",
@@ -76,6 +85,7 @@ class TurnRequest:
     perspective: str  # one of PERSPECTIVES
     include_ownership: bool
     include_policy: bool
+    include_moves_ownership: bool = False
 
 
 def parse_line(line: str) -> dict[str, Any]:
@@ -89,9 +99,11 @@ def parse_line(line: str) -> dict[str, Any]:
     return query
 
 
-def parse_query(query: dict[str, Any], size: int, default_visits: int) -> tuple[list[TurnRequest], list[dict]]:
+def parse_query(query: dict[str, Any], size: int, default_visits: int,
+                max_visits: int | None = None) -> tuple[list[TurnRequest], list[dict]]:
     """The turns an analysis query asks for, and its warning responses; QueryError if it cannot be run.
-    `size`: the net's board size, the only one it analyses."""
+    `size`: the net's board size, the only one it analyses; `max_visits`: the most visits a turn
+    may search (tree memory), None: no limit."""
     query_id = _text(query.get("id"), "id")
     warnings = [warning_response(query_id, message, field) for field, message in _unsupported(query)]
     for field in ("boardXSize", "boardYSize"):
@@ -103,14 +115,21 @@ def parse_query(query: dict[str, Any], size: int, default_visits: int) -> tuple[
     perspective = settings.get("reportAnalysisWinratesAs", "BLACK")
     if perspective not in PERSPECTIVES:
         raise QueryError(f"reportAnalysisWinratesAs must be one of {', '.join(PERSPECTIVES)}", "overrideSettings")
-    positions = game_positions(query, size)
+    rules, problem = query_rules(query)
+    if problem is not None:
+        warnings.append(warning_response(query_id, problem, "rules"))
+    positions = game_positions(query, size, rules)
     turns = query.get("analyzeTurns", [len(positions) - 1])
     if not isinstance(turns, list) or not all(isinstance(t, int) and 0 <= t < len(positions) for t in turns):
         raise QueryError(f"analyzeTurns must be a list of turns in 0..{len(positions) - 1}", "analyzeTurns")
     visits = _integer(query.get("maxVisits", settings.get("maxVisits", default_visits)), "maxVisits")
-    max_time, every = settings.get("maxTime"), query.get("reportDuringSearchEvery")
     if visits < 1:
         raise QueryError("maxVisits must be at least 1", "maxVisits")
+    if max_visits is not None and visits > max_visits:
+        warnings.append(warning_response(query_id, f"maxVisits {visits} needs more tree memory than this engine "
+                                         f"gives one query; searching {max_visits} visits", "maxVisits"))
+        visits = max_visits
+    max_time, every = settings.get("maxTime"), query.get("reportDuringSearchEvery")
     for value, name, field in ((max_time, "maxTime", "overrideSettings"),
                                (every, "reportDuringSearchEvery", "reportDuringSearchEvery")):
         if not (value is None or isinstance(value, int | float) and not isinstance(value, bool) and value > 0):
@@ -118,12 +137,31 @@ def parse_query(query: dict[str, Any], size: int, default_visits: int) -> tuple[
     common = dict(id=query_id, visits=visits, max_time=None if max_time is None else float(max_time),
                   report_every=None if every is None else float(every),
                   priority=_integer(query.get("priority", 0), "priority"), perspective=perspective,
-                  include_ownership=_flag(query, "includeOwnership"), include_policy=_flag(query, "includePolicy"))
+                  include_ownership=_flag(query, "includeOwnership"), include_policy=_flag(query, "includePolicy"),
+                  include_moves_ownership=_flag(query, "includeMovesOwnership"))
     return [TurnRequest(turn=t, position=positions[t], **common) for t in turns], warnings
 
 
-def game_positions(query: dict[str, Any], size: int) -> list[Position]:
-    """The position before each move of the query's game and after the last one (len(moves) + 1)."""
+def query_rules(query: dict[str, Any]) -> tuple[GameRules, str | None]:
+    """The query's rules (with its whiteHandicapBonus) and, if gozero cannot play them as named, the
+    warning to give (they are then analysed as area scoring); QueryError for a bad whiteHandicapBonus."""
+    try:
+        rules = parse_rules(query["rules"]) if "rules" in query else TROMP_TAYLOR
+    except RulesError as error:  # no rules we know: analysed as area scoring, with a warning
+        return TROMP_TAYLOR, f"{error}: gozero scores by area (Tromp-Taylor counting) only; analysing with those"
+    if "whiteHandicapBonus" in query:
+        try:
+            rules = rules.with_bonus(str(query["whiteHandicapBonus"]))
+        except RulesError as error:
+            raise QueryError(str(error), "whiteHandicapBonus") from None
+    if rules.problem is None:
+        return rules, None
+    return rules, f"rules {rules.name}: {rules.problem}; analysing with area scoring (Tromp-Taylor counting)"
+
+
+def game_positions(query: dict[str, Any], size: int, rules: GameRules = TROMP_TAYLOR) -> list[Position]:
+    """The position before each move of the query's game and after the last one (len(moves) + 1),
+    scored with the query's komi plus white's handicap compensation under `rules`."""
     stones = {BLACK: [], WHITE: []}
     for color, move in _moves(query.get("initialStones", []), size, "initialStones"):
         stones[color].append(move)
@@ -132,10 +170,11 @@ def game_positions(query: dict[str, Any], size: int) -> list[Position]:
     if str(first).upper() not in COLORS:
         raise QueryError(f"initialPlayer must be B or W, not {first!r}", "initialPlayer")
     komi = query.get("komi", 7.5)
-    if not isinstance(komi, int | float) or not math.isfinite(komi):
+    if isinstance(komi, bool) or not isinstance(komi, int | float) or not math.isfinite(komi):
         raise QueryError(f"komi must be a number, not {komi!r}", "komi")
+    komi = effective_komi(float(komi), rules, stones[BLACK], stones[WHITE])
     try:
-        position = Position.from_setup(size, stones[BLACK], stones[WHITE], COLORS[str(first).upper()], float(komi))
+        position = Position.from_setup(size, stones[BLACK], stones[WHITE], COLORS[str(first).upper()], komi)
     except ValueError as error:
         raise QueryError(f"bad initialStones: {error}", "initialStones") from None
     positions = [position]
@@ -162,14 +201,15 @@ def format_response(request: TurnRequest, analysis: PositionAnalysis, policy: np
             "winrate": _rate(m.winrate, flip), "lcb": _rate(m.lcb, flip), "prior": round(m.prior, 6),
             "utility": _utility(m.winrate, flip), "utilityLcb": _utility(m.lcb, flip),
             **_scores(_score(m.score_lead, flip)), "pv": [to_gtp(move, size) for move in m.pv],
+            **({"ownership": _ownership(m.ownership, flip)}
+               if request.include_moves_ownership and m.ownership is not None else {}),
         } for m in analysis.moves],
         "rootInfo": {"winrate": _rate(analysis.winrate, flip), "utility": _utility(analysis.winrate, flip),
                      "visits": analysis.visits, "currentPlayer": "B" if position.to_play == BLACK else "W",
                      **_scores(root_score)},
     }
     if request.include_ownership and analysis.ownership is not None:
-        ownership = np.asarray(analysis.ownership, dtype=np.float64) * (-1.0 if flip else 1.0)  # (N*N,)
-        response["ownership"] = [round(float(v), 6) for v in ownership]
+        response["ownership"] = _ownership(analysis.ownership, flip)
     if request.include_policy and policy is not None:
         response["policy"] = [round(float(p), 6) for p in policy]
     return response
@@ -203,22 +243,15 @@ def warning_response(query_id: str, message: str, field: str) -> dict[str, Any]:
     return {"id": query_id, "warning": message, "field": field}
 
 
-def version_response(query_id: str, name: str) -> dict[str, Any]:
-    """The answer to ``query_version``: KataGo's fields, our name in ``git_hash``."""
-    return {"id": query_id, "action": "query_version", "version": VERSION, "git_hash": name}
+def version_response(query: dict[str, Any], name: str) -> dict[str, Any]:
+    """The answer to ``query_version``: the query echoed with KataGo's fields, our name in ``git_hash``."""
+    return {**query, "version": VERSION, "git_hash": name}
 
 
 def _unsupported(query: dict[str, Any]) -> list[tuple[str, str]]:
     """(field, message) of every part of `query` we read but cannot honour, or do not know."""
     found = [(key, f"unknown field {key} ignored") for key in query if key not in QUERY_FIELDS and key != "action"]
-    rules = query.get("rules", "tromp-taylor")
-    name = rules if isinstance(rules, str) else "custom"
-    if name.lower() not in AREA_RULES:
-        found.append(("rules", f"rules {name}: gozero scores by area (Tromp-Taylor) only; analysing with those"))
-    found += [(key, f"{key} is not supported and ignored") for key in ("avoidMoves", "allowMoves") if key in query]
-    if query.get("includeMovesOwnership"):
-        found.append(("includeMovesOwnership", "per-move ownership is not supported and left out"))
-    return found
+    return found + [(key, f"{key} is not supported and ignored") for key in ("avoidMoves", "allowMoves") if key in query]
 
 
 def _moves(items: object, size: int, field: str) -> list[tuple[int, int]]:
@@ -259,6 +292,12 @@ def _flag(query: dict[str, Any], field: str) -> bool:
     if not isinstance(value, bool):
         raise QueryError(f"{field} must be true or false", field)
     return value
+
+
+def _ownership(ownership: np.ndarray, flip: bool) -> list[float]:
+    """Ownership (N*N,) from the side to move's view as the response's list, flipped if asked."""
+    values = np.asarray(ownership, dtype=np.float64) * (-1.0 if flip else 1.0)  # (N*N,)
+    return [round(float(v), 6) for v in values]
 
 
 def _rate(fraction: float, flip: bool) -> float:

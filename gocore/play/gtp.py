@@ -8,13 +8,17 @@ is `gocore.play.gtp_client`. Start reading at `GtpEngine.handle`; `GtpEngine.ser
 
 Commands: the eleven GTP v2 requires (protocol_version, name, version, known_command,
 list_commands, quit, boardsize, clear_board, komi, play, genmove), and undo, showboard,
-final_score, final_status_list, time_settings, time_left, kgs-genmove_cleanup, loadsgf; with an
-agent that searches a tree (``analyse``), the analysis commands lz-analyze, kata-analyze,
-lz-genmove_analyze and kata-genmove_analyze (`gocore.play.gtp_analysis`). list_commands and
-known_command name exactly the commands this engine answers.
+final_score, final_status_list, time_settings, time_left, kgs-genmove_cleanup, loadsgf, the
+handicap and rules commands fixed_handicap, place_free_handicap, set_free_handicap, kgs-rules,
+kata-set-rules, kata-get-rules (`gocore.play.gtp_setup`), gogui-analyze_commands
+(`gocore.play.gtp_gogui`); with an agent that searches a tree (``analyse``), the analysis commands
+lz-analyze, kata-analyze, lz-genmove_analyze and kata-genmove_analyze (`gocore.play.gtp_analysis`)
+and GoGui's gfx commands. list_commands and known_command name exactly the commands it answers.
 
 Decisions:
-- The rules are `gocore.rules.board`'s: no suicide, positional superko, Tromp-Taylor area scoring. So
+- The rules are `gocore.rules.board`'s: no suicide, positional superko, Tromp-Taylor area scoring,
+  and white gets a point per handicap stone (Chinese rules, as GNU Go --chinese-rules counts; AGA's
+  N-1 or none after kgs-rules / kata-set-rules). So
   `final_score` scores the board as it stands, and every stone on the board counts as alive:
   `final_status_list alive` lists them all (one chain per line), `dead` and `seki` are empty. Under
   area scoring a stone is dead only once captured, which is what `kgs-genmove_cleanup` is for: a
@@ -41,15 +45,15 @@ Decisions:
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import TextIO
 
 import numpy as np
 
+from gocore.play import gtp_gogui, gtp_setup
+from gocore.play.game_rules import CHINESE, GameRules, effective_komi
 from gocore.play.gtp_analysis import (
     ANALYSE_COMMANDS,
     GENMOVE_COMMANDS,
@@ -58,7 +62,7 @@ from gocore.play.gtp_analysis import (
     parse_request,
     stream_analysis,
 )
-from gocore.play.gtp_board import board_diagram, chains, cleanup_move
+from gocore.play.gtp_board import board_diagram, cleanup_move, final_status_list
 from gocore.play.gtp_clock import Clock, TimeSettings
 from gocore.play.gtp_protocol import (
     GtpFailure,
@@ -68,7 +72,6 @@ from gocore.play.gtp_protocol import (
     parse_number,
     preprocess,
 )
-from gocore.rules import sgf, sgf_read
 from gocore.rules.board import MAX_SIZE, MIN_SIZE, IllegalMove, Position
 from gocore.rules.coords import CoordinateError, from_gtp, is_pass, pass_move, to_gtp
 from gocore.search.agents import RESIGN, Agent, AlphaZeroAgent
@@ -79,9 +82,7 @@ PROTOCOL_VERSION = "2"
 DEFAULT_SIZE = 9
 MIN_MOVES_LEFT = 10  # our moves assumed still to come, however late in the game
 PONDER_LIMIT = 20_000  # root visits at which analysis rests: about 9 KB each on 9x9 (measured), 180 MB
-_STATUSES = ("alive", "dead", "seki")
-Setup = tuple[tuple[int, ...], tuple[int, ...], int]  # black stones, white stones, first to play
-_EMPTY_SETUP: Setup = ((), (), 1)
+_EMPTY_SETUP: gtp_setup.Setup = ((), (), 1)
 AgentFactory = Callable[[int, float], Agent]
 
 
@@ -103,11 +104,11 @@ class GtpEngine:
         self._agent_key: tuple[int, float] | None = None  # (size, komi) the agent was built for
         self._rng = np.random.default_rng(seed)
         self._time, self._clocks = TimeSettings(), {}
-        self.is_running, self.ponder_limit = True, ponder_limit
+        self.is_running, self.ponder_limit, self.rules = True, ponder_limit, CHINESE
         self._start(start, komi)
         # analysis needs a search tree: offered (and listed) only for an agent that can show one
-        analysers = {**ANALYSE_COMMANDS, **GENMOVE_COMMANDS} if hasattr(self._current_agent(), "analyse") else {}
-        self._streams: dict[str, str] = analysers
+        has_tree = hasattr(self._current_agent(), "analyse")
+        self._streams: dict[str, str] = {**ANALYSE_COMMANDS, **GENMOVE_COMMANDS} if has_tree else {}
         self._handlers: dict[str, Callable[[list[str]], str]] = {
             "protocol_version": lambda args: PROTOCOL_VERSION,
             "name": lambda args: self.name,
@@ -123,11 +124,20 @@ class GtpEngine:
             "undo": self._undo,
             "showboard": self._showboard,
             "final_score": lambda args: self.position.result(),
-            "final_status_list": self._final_status_list,
+            "final_status_list": lambda args: final_status_list(args, self.position),
             "time_settings": self._time_settings,
             "time_left": self._time_left,
             "kgs-genmove_cleanup": lambda args: self._genmove(args, cleanup=True),
             "loadsgf": self._loadsgf,
+            "fixed_handicap": lambda args: self._handicap(gtp_setup.fixed_points(args, self.size)),
+            "place_free_handicap": lambda args: self._handicap(gtp_setup.free_points(args, self.size)),
+            "set_free_handicap": lambda args: self._handicap(gtp_setup.given_points(args, self.size)) and "",
+            "kgs-rules": lambda args: self._set_rules(gtp_setup.playable_rules(args, "kgs-rules")),
+            "kata-set-rules": lambda args: self._set_rules(gtp_setup.playable_rules(args, "kata-set-rules")),
+            "kata-get-rules": lambda args: gtp_setup.rules_json(self.rules),
+            "gogui-analyze_commands": lambda args: gtp_gogui.analyze_commands(
+                has_tree, has_tree and bool(getattr(self._current_agent().evaluator, "has_ownership", False))),
+            **(self._gfx_handlers() if has_tree else {}),
         }
 
     @property
@@ -190,14 +200,15 @@ class GtpEngine:
 
     # --- the game ------------------------------------------------------------------------------
 
-    def _start(self, size: int, komi: float, setup: Setup = _EMPTY_SETUP,
-               moves: list[tuple[int, int]] | tuple = (), positions: list[Position] | None = None) -> None:
-        """Begin a game from `setup` and replay `moves` on it (unless their `positions` are given)."""
+    def _start(self, size: int, komi: float, setup: gtp_setup.Setup = _EMPTY_SETUP,
+               moves: list[tuple[int, int]] | tuple = ()) -> None:
+        """Begin a game from `setup` and replay `moves` on it, scored with white's handicap
+        compensation under the rules."""
         black, white, first = setup
-        if positions is None:
-            positions = [Position.from_setup(size, list(black), list(white), first, komi)]
-            for color, move in moves:
-                positions.append(positions[-1].play(move, color))
+        positions = [Position.from_setup(size, list(black), list(white), first,
+                                         effective_komi(komi, self.rules, black, white))]
+        for color, move in moves:
+            positions.append(positions[-1].play(move, color))
         self.size, self.komi, self._setup = size, float(komi), setup
         self._positions, self._moves = positions, list(moves)
 
@@ -214,7 +225,7 @@ class GtpEngine:
 
     def _current_agent(self) -> Agent:
         """The agent for the current size and komi, built by the factory if they changed."""
-        key = (self.size, self.komi)
+        key = (self.size, self.position.komi)  # with white's handicap compensation
         if self._agent is None or self._agent_key != key:
             self._agent, self._agent_key = self._factory(*key), key
         return self._agent
@@ -324,6 +335,25 @@ class GtpEngine:
             vertex = "resign"
         yield f"play {vertex}\n\n"
 
+    def _handicap(self, points: list[int]) -> str:
+        """Set `points` up as black handicap stones on the empty board, white to move; their vertices."""
+        if self._moves or self.position.stones.any():
+            raise GtpFailure("board not empty")
+        self._start(self.size, self.komi, (tuple(points), (), -1))
+        return " ".join(to_gtp(point, self.size) for point in points)
+
+    def _set_rules(self, rules: GameRules) -> str:
+        self.rules = rules
+        self._start(self.size, self.komi, self._setup, self._moves)  # rescored with their handicap bonus
+        return ""
+
+    def _gfx_handlers(self) -> dict[str, Callable[[list[str]], str]]:
+        """GoGui's analysis commands, each drawn for the position the side to move faces."""
+        draw = {gtp_gogui.SEARCH: gtp_gogui.search_gfx, gtp_gogui.POLICY: gtp_gogui.policy_gfx}
+        if getattr(self._current_agent().evaluator, "has_ownership", False):
+            draw[gtp_gogui.OWNERSHIP] = gtp_gogui.ownership_gfx
+        return {name: (lambda args, gfx=gfx: gfx(self._current_agent(), self.position)) for name, gfx in draw.items()}
+
     def _undo(self, args: list[str]) -> str:
         if not self._moves:
             raise GtpFailure("cannot undo")
@@ -333,14 +363,6 @@ class GtpEngine:
 
     def _showboard(self, args: list[str]) -> str:
         return board_diagram(self.position, self._moves, self.komi)
-
-    def _final_status_list(self, args: list[str]) -> str:
-        (status,) = expect_args(args, 1, "final_status_list alive|dead|seki")
-        if status not in _STATUSES:
-            raise GtpFailure(f"syntax error: status must be alive, dead or seki, not {status!r}")
-        if status != "alive":
-            return ""  # Tromp-Taylor: a stone on the board is alive; only captures remove stones
-        return "\n".join(" ".join(to_gtp(m, self.size) for m in chain) for chain in chains(self.position.stones))
 
     def _time_settings(self, args: list[str]) -> str:
         main, byo_yomi, stones = expect_args(args, 3, "time_settings MAIN_TIME BYO_YOMI_TIME BYO_YOMI_STONES")
@@ -359,21 +381,8 @@ class GtpEngine:
         return ""
 
     def _loadsgf(self, args: list[str]) -> str:
-        (path,) = expect_args(args, 1, "loadsgf FILE [MOVE_NUMBER]")
-        number = int(parse_number(args[1], "the move number", integer=True)) if len(args) > 1 else None
-        if number == 0:
-            raise GtpFailure("syntax error: move numbers start at 1")
-        try:
-            record = sgf_read.read_games(Path(path).read_bytes(), source=path)[0]
-            if record.size not in self.sizes:
-                raise GtpFailure(f"cannot load file: board size {record.size} is not supported here")
-            setup = (tuple(record.setup_black), tuple(record.setup_white), record.first_to_play)
-            kept = record.moves if number is None else record.moves[:number - 1]
-            record = dataclasses.replace(record, moves=kept, declared_to_play=setup[2])
-            positions = sgf.replay(record)  # checks only the moves kept: later ones may be illegal
-        except (OSError, sgf.SgfError) as error:
-            raise GtpFailure(f"cannot load file: {error}") from None
-        self._start(record.size, record.komi, setup, kept, positions)
+        size, komi, setup, moves = gtp_setup.load_game(args, self.sizes)
+        self._start(size, komi, setup, moves)
         return ""
 
 

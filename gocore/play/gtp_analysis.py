@@ -120,8 +120,8 @@ def stream_analysis(agent: AlphaZeroAgent, position: Position, request: Analysis
     root = agent.analyse(position, 0) if has_input is not None else None  # the kept tree, unsearched
     while (root.visits < limit if has_input is not None else searched < limit) and (
             deadline is None or searched == 0 or time.monotonic() < deadline):
-        if has_input is not None and has_input(0.0):
-            return
+        if has_input is not None and searched > 0 and has_input(0.0):
+            break  # one chunk first: a command already waiting (sent while the net loaded) still gets a line
         root = agent.analyse(position, CHUNK if has_input is not None else min(CHUNK, limit - searched))
         searched, fresh = searched + CHUNK, True
         if root.terminal_value is not None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from gocore.play.gtp_protocol import GtpFailure, expect_args
 from gocore.rules.board import Position, own_eye_mask
 from gocore.rules.coords import from_rowcol, to_gtp, to_rowcol
 
@@ -36,6 +37,19 @@ def chains(stones: np.ndarray) -> list[list[int]]:
                     frontier.append(neighbour)
         found.append(sorted(chain))
     return found
+
+
+STATUSES = ("alive", "dead", "seki")
+
+
+def final_status_list(args: list[str], position: Position) -> str:
+    """``final_status_list alive|dead|seki``: every chain is alive (one per line), none dead or in seki."""
+    (status,) = expect_args(args, 1, "final_status_list alive|dead|seki")
+    if status not in STATUSES:
+        raise GtpFailure(f"syntax error: status must be alive, dead or seki, not {status!r}")
+    if status != "alive":
+        return ""  # Tromp-Taylor: a stone on the board is alive; only captures remove stones
+    return "\n".join(" ".join(to_gtp(m, position.size) for m in chain) for chain in chains(position.stones))
 
 
 def _captures(position: Position, color: int, move: int) -> int:

@@ -14,12 +14,17 @@ win rate is that player's chance to win after playing it, as GTP analysis report
 - order: by visits, then win rate, then prior (the most visited move is the one search plays).
 - The principal variation follows the most visited child from the move down while it has visits.
 
-HEAD OUTPUTS HOOK: score lead and ownership come from `head_outputs` only. An evaluator whose
+HEAD OUTPUTS HOOK: score lead and ownership come from a net's aux heads. An evaluator whose
 ``has_score`` / ``has_ownership`` flags are set offers ``evaluate_aux(positions)`` with ``.score``
-and ``.ownership`` (`gocore.nn.inference.NetEvaluator` of a net with the auxiliary heads) and
-fills them; any other evaluator gives None and the callers leave the numbers out (no scoreLead, no
-ownership). Search does not back scores up the tree, so a move's score lead is the head's
-reading of the position after that move, not a search average.
+and ``.ownership`` (`gocore.nn.inference.NetEvaluator` of a net with the auxiliary heads); any other
+evaluator gives None and the callers leave the numbers out (no scoreLead, no ownership). Given the
+`TreeAverages` of a search that recorded the heads (`gocore.search.tree_averages`), the root's
+score and ownership and each visited move's are averages over the search, as KataGo's are;
+without them (or for a move with no visits) they are the heads' reading of the root, or of the
+position after the move.
+
+A finished root (two passes, or the move cap) is answered with the rules' result: win rate 1, 0
+or 0.5 for the side to move, its score and area ownership, no moves.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from gocore.rules.board import Position
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
     from gocore.search.mcts import Node
+    from gocore.search.tree_averages import TreeAverages
 
 LCB_Z = 1.96  # a two-sided 95% normal interval's lower end
 PV_LENGTH = 15  # moves of principal variation reported per move at most
@@ -77,6 +83,7 @@ class MoveAnalysis:
     order: int  # 0 = best
     pv: tuple[int, ...]  # the principal variation, starting with `move`
     score_lead: float | None = None  # points the root mover leads by after this move; None: no score head
+    ownership: np.ndarray | None = None  # (N*N,) after this move, +1 = the root mover's point; None: not asked
 
 
 @dataclass(frozen=True)
@@ -101,11 +108,14 @@ class PositionAnalysis:
 
 
 def analyse(root: Node, evaluator: Evaluator | None = None, min_moves: int = 0,
-            max_moves: int | None = None) -> PositionAnalysis:
+            max_moves: int | None = None, averages: TreeAverages | None = None) -> PositionAnalysis:
     """The analysis of a searched root: its visited moves (at least `min_moves` legal ones, adding
-    unvisited moves by prior; at most `max_moves`), with score and ownership if `evaluator` has heads."""
+    unvisited moves by prior; at most `max_moves`), with score and ownership if `evaluator` has heads,
+    averaged over the search when its `averages` are given."""
+    if root.terminal_value is not None:
+        return finished(root)
     winrate = (1.0 + root.q) / 2.0
-    if root.prior is None:  # terminal or not yet evaluated: nothing to rank
+    if root.prior is None:  # not yet evaluated: nothing to rank
         return PositionAnalysis(root.position, int(round(root.visits)), winrate, ())
     visits = root.child_N.round()  # (N*N+1,)
     q = np.where(visits > 0, root.child_W / np.maximum(visits, 1.0), 2.0 * winrate - 1.0)  # (N*N+1,)
@@ -118,7 +128,16 @@ def analyse(root: Node, evaluator: Evaluator | None = None, min_moves: int = 0,
     moves = [MoveAnalysis(int(m), int(visits[m]), float(rates[m]), float(root.prior[m]),
                           lower_bound(float(rates[m]), int(visits[m])), order, principal_variation(root, int(m)))
              for order, m in enumerate(ranked[:shown])]
-    return _with_heads(PositionAnalysis(root.position, int(round(root.visits)), winrate, tuple(moves)), evaluator)
+    analysis = PositionAnalysis(root.position, int(round(root.visits)), winrate, tuple(moves))
+    return _with_heads(analysis, evaluator) if averages is None else _averaged(analysis, root, evaluator, averages)
+
+
+def finished(root: Node) -> PositionAnalysis:
+    """A finished root's analysis: the rules' result (win rate, score, area ownership), no moves."""
+    position = root.position
+    return PositionAnalysis(position, max(1, int(round(root.visits))), (1.0 + root.terminal_value) / 2.0, (),
+                            position.score() * position.to_play,
+                            position.ownership().ravel().astype(np.float32) * position.to_play)
 
 
 def lower_bound(winrate: float, visits: int) -> float:
@@ -154,3 +173,23 @@ def _with_heads(analysis: PositionAnalysis, evaluator: Evaluator | None) -> Posi
                             None if leads is None else float(leads[0]),
                             None if heads.ownership is None else heads.ownership[0])
 
+
+def _averaged(analysis: PositionAnalysis, root: Node, evaluator: Evaluator | None,
+              averages: TreeAverages) -> PositionAnalysis:
+    """`analysis` with the search's averages of score and ownership at the root and for each visited
+    move (negated: the opponent moves after it); unvisited moves get the heads' reading."""
+    unvisited = [m for m in analysis.moves if m.visits == 0]
+    read = _with_heads(dataclasses.replace(analysis, moves=tuple(unvisited)), evaluator) if unvisited else analysis
+    by_move = {m.move: m for m in read.moves}
+    moves = []
+    for move in analysis.moves:
+        if move.visits == 0:
+            moves.append(by_move[move.move])
+            continue
+        sums = averages.sums(root.children[move.move])
+        score, ownership = sums.mean_score, sums.mean_ownership
+        moves.append(dataclasses.replace(move, score_lead=None if score is None else -score,
+                                         ownership=None if ownership is None else -ownership))
+    top = averages.sums(root)
+    return PositionAnalysis(analysis.position, analysis.visits, analysis.winrate, tuple(moves),
+                            top.mean_score, top.mean_ownership)

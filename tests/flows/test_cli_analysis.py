@@ -7,11 +7,13 @@ import dataclasses
 import json
 import subprocess
 import sys
+import time
 
 import pytest
 
 ANALYSIS = [sys.executable, "-m", "flows.cli", "analysis"]
 SIZE = 9
+TREE_MB = 30  # --tree-memory: about 3,100 visits of a 9x9 tree
 
 
 def katrain_query(query_id: str, moves: list, visits: int = 16, **changes) -> dict:
@@ -31,7 +33,8 @@ def engine(tmp_path_factory):
 
     config = preset("tiny", SIZE, 17, encoder="agz17", aux_heads=True)
     model_dir = save_model(tmp_path_factory.mktemp("model") / "tiny", build_net(config), dataclasses.asdict(config))
-    process = subprocess.Popen(ANALYSIS + ["--model", str(model_dir), "--threads", "1"], stdin=subprocess.PIPE,
+    process = subprocess.Popen(ANALYSIS + ["--model", str(model_dir), "--threads", "1", "--tree-memory", str(TREE_MB)],
+                               stdin=subprocess.PIPE,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1)
     yield process
     process.stdin.close()
@@ -65,8 +68,8 @@ def test_query_version_is_answered_as_katago_does(engine):
 def test_a_katrain_query_is_answered_with_the_fields_katrain_reads(engine):
     moves = [["B", "E5"], ["W", "C3"], ["B", "pass"]]
     send(engine, katrain_query("QUERY:1", moves))
-    *warnings, result = answers(engine, 3)
-    assert {w["field"] for w in warnings} == {"rules", "includeMovesOwnership"}  # logged by KaTrain, not errors
+    warning, result = answers(engine, 2)
+    assert warning["field"] == "rules" and "territory" in warning["warning"]  # japanese: logged by KaTrain, not an error
     assert result["id"] == "QUERY:1" and result["turnNumber"] == 3 and result["isDuringSearch"] is False
     assert "error" not in result and "noResults" not in result
     root = result["rootInfo"]
@@ -81,6 +84,7 @@ def test_a_katrain_query_is_answered_with_the_fields_katrain_reads(engine):
     assert "E5" not in {m["move"] for m in infos} and len(result["policy"]) == SIZE * SIZE + 1
     assert result["policy"][40] == -1 and result["policy"][-1] >= 0  # E5 is taken; pass is legal
     assert len(result["ownership"]) == SIZE * SIZE and all(-1 <= v <= 1 for v in result["ownership"])
+    assert all(len(m["ownership"]) == SIZE * SIZE for m in infos)  # per-move ownership: KaTrain's ai:simple reads it
 
 
 def test_bad_lines_get_error_responses_and_the_engine_reads_on(engine):
@@ -111,3 +115,44 @@ def test_a_missing_model_is_one_line_on_stderr_and_exit_code_1(tmp_path):
                              text=True, timeout=120)
     assert session.returncode == 1 and session.stdout == ""
     assert session.stderr.startswith("error: ") and session.stderr.count("\n") == 1, session.stderr
+
+
+def ponder_query(query_id: str, moves: list) -> dict:
+    """KaTrain's pondering query: 10,000,000 visits, a partial answer every 0.25 s, no maxTime."""
+    return katrain_query(query_id, moves, visits=10_000_000, rules="chinese", reportDuringSearchEvery=0.25,
+                         overrideSettings={"reportAnalysisWinratesAs": "BLACK", "wideRootNoise": 0.0})
+
+
+def resident_mb(process) -> float:
+    with open(f"/proc/{process.pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS")) / 1024
+
+
+def test_katrain_pondering_is_terminated_and_the_next_query_answered_within_a_second(engine):
+    send(engine, ponder_query("PONDER", [["B", "E5"]]))
+    warning = json.loads(engine.stdout.readline())
+    assert warning["id"] == "PONDER" and warning["field"] == "maxVisits"  # capped to the tree memory
+    while not json.loads(engine.stdout.readline()).get("isDuringSearch"):
+        pass
+    started = time.monotonic()
+    send(engine, {"id": "T", "action": "terminate", "terminateId": "PONDER"},
+         katrain_query("QUERY:next", [["B", "E5"], ["W", "C3"]], rules="chinese"), {"id": "V", "action": "query_version"})
+    arrived = {}
+    while len(arrived) < 4:
+        answer = json.loads(engine.stdout.readline())
+        if not answer.get("isDuringSearch"):
+            arrived[answer["id"]] = (time.monotonic() - started, answer)
+    assert max(seconds for seconds, _ in arrived.values()) < 1.0, {k: round(v[0], 3) for k, v in arrived.items()}
+    halted = arrived["PONDER"][1]
+    assert halted["isDuringSearch"] is False and halted["moveInfos"] and halted["rootInfo"]["visits"] > 16
+    assert arrived["QUERY:next"][1]["rootInfo"]["visits"] == 16 and arrived["V"][1]["action"] == "query_version"
+
+
+def test_a_ponder_nobody_terminates_stops_at_the_tree_memory_it_may_use(engine):
+    before = resident_mb(engine)
+    send(engine, ponder_query("PONDER:2", []))
+    warning, final = answers(engine, 2)
+    assert "maxVisits" in warning["field"] and final["id"] == "PONDER:2"
+    cap = final["rootInfo"]["visits"]
+    assert 2_000 < cap < 10_000 and sum(m["visits"] for m in final["moveInfos"]) == cap - 1
+    assert resident_mb(engine) - before < 3 * TREE_MB  # the tree (freed once answered) and the net's work space

@@ -120,3 +120,19 @@ def test_alphago_plays_its_search_over_a_policy_and_a_value_net(tmp_path):
             ours.boardsize(9)  # the nets' size, learned from the policy net
         first = ours.genmove(1, 5)
         assert first is not None and Position.initial(5).is_legal(first)
+
+
+def test_analysis_commands_sent_while_the_model_loads_still_get_info_lines(tmp_path):
+    from gocore.nn.nets import NetConfig, build_net
+    from storage.checkpoints import save_model
+
+    config = NetConfig(board_size=SIZE, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)
+    model_dir = save_model(tmp_path / "tiny", build_net(config), dataclasses.asdict(config))
+    # written before the net has loaded: each analysis finds the next command already waiting
+    session = subprocess.run(GTP + ["--model", str(model_dir), "--sims", "8"],
+                             input="lz-analyze 10\nplay b E5\nkata-analyze 10\nname\nquit\n",
+                             capture_output=True, text=True, timeout=120)
+    responses = session.stdout.split("\n\n")
+    lz, play, kata, name = responses[:4]
+    assert lz.startswith("=\ninfo move ") and kata.startswith("=\ninfo move ") and " utility " in kata
+    assert play == "= " and name == "= gozero" and session.returncode == 0

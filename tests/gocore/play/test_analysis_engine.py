@@ -45,7 +45,8 @@ def test_a_katrain_query_gives_the_position_of_each_analysed_turn_and_warns_of_w
     assert start.to_play == -1 and start.komi == 6.5 and start.stones.ravel()[from_gtp("C3", 9)] == 1
     assert last.stones.ravel()[from_gtp("E5", 9)] == -1 and last.stones.ravel()[from_gtp("D4", 9)] == 1
     assert last.to_play == 1 and last.passes == 1
-    assert {w["field"] for w in warnings} == {"rules", "includeMovesOwnership"}
+    assert {w["field"] for w in warnings} == {"rules"}  # japanese: territory scoring, analysed by area
+    assert all(t.include_moves_ownership for t in turns)
     assert all(w["id"] == "QUERY:1" and "warning" in w for w in warnings)
     default, _ = parse_query(katrain_query(analyzeTurns=None) | {"analyzeTurns": [1]}, 9, 100)
     without_turns = {k: v for k, v in katrain_query().items() if k not in ("analyzeTurns", "maxVisits")}

@@ -196,3 +196,10 @@ def test_a_failing_analysis_ends_its_response_and_the_session_goes_on(evaluator)
     engine = GtpEngine(BrokenAgent(evaluator, mcts.MATCH.replace(simulations=8)), sizes={SIZE})
     assert engine.handle("5 kata-analyze 10") == "=5\n\n"
     assert engine.handle("name") == "= gozero\n\n"
+
+
+def test_an_analysis_whose_next_command_is_already_waiting_still_gets_an_info_line(evaluator):
+    engine = net_engine(evaluator)  # as when a GUI's commands queued up while the net was loading
+    for command in ("lz-analyze 10", "kata-analyze B interval 10"):
+        head, *lines, end = engine.respond(command, lambda seconds: True)
+        assert head == "=\n" and end == "\n" and len(lines) == 1 and infos(lines[0])
