@@ -60,6 +60,8 @@ if TYPE_CHECKING:
 BATCH = 8  # turns searched together at most
 MAX_PENDING = 10_000  # turns waiting at most (each holds its position)
 WARM_SECONDS = 0.5  # the search averages are brought up to date this often (`_Reader.keep_warm`)
+LEAVES = 8  # leaves per turn and round: analysis wants visits per second (a ponder runs for minutes),
+# where a match's one leaf a round (mcts.MATCH) buys depth per visit at batch 1
 # Tree memory per root visit, ownership recorded (tracemalloc, a tiny aux net from the empty board,
 # 3,000 visits): 9.4 KB on 9x9, 31.5 KB on 19x19, so about 3 KB + 80 B per point.
 TREE_BYTES_BASE, TREE_BYTES_PER_POINT = 3_000, 80
@@ -185,7 +187,7 @@ class AnalysisServer:
         first = turns[0]
         recorder = (HeadRecorder(self.evaluator, any(t.include_ownership or t.include_moves_ownership for t in turns))
                     if getattr(self.evaluator, "has_score", False) else None)
-        search = mcts.BatchedSearch(recorder or self.evaluator, mcts.MATCH.replace(simulations=first.visits),
+        search = mcts.BatchedSearch(recorder or self.evaluator, mcts.MATCH.replace(simulations=first.visits, leaves_per_game=LEAVES),
                                     [t.position for t in turns], seed=0)
         reader = _Reader(search.roots, recorder)
         self._running, self._halted = turns, set()
