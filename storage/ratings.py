@@ -175,10 +175,10 @@ class CurvePoint:
     stderr: float | None
 
 
-def plot_strength_curve(points: Sequence[CurvePoint], levels: Mapping[str, float], path: Path,
+def plot_strength_curve(series: Mapping[str, Sequence[CurvePoint]], levels: Mapping[str, float], path: Path,
                         anchor: str = "", title: str = "") -> Path:
-    """Elo against CPU hours with 95 % error bars, and each of `levels` (e.g. GNU Go levels:
-    name -> Elo) as a labelled horizontal line, into the PNG `path`; returns `path`."""
+    """Each series' Elo against CPU hours with 95 % error bars, and each of `levels` (e.g. GNU Go
+    levels: name -> Elo) as a labelled horizontal line, into the PNG `path`; returns `path`."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -186,13 +186,15 @@ def plot_strength_curve(points: Sequence[CurvePoint], levels: Mapping[str, float
     FigureCanvasAgg(figure)
     axes = figure.add_subplot(1, 1, 1, title=title, xlabel="CPU hours spent learning",
                               ylabel=f"Elo ({anchor} = 0)" if anchor else "Elo")
-    ordered = sorted(points, key=lambda p: p.cpu_hours)
-    axes.errorbar([p.cpu_hours for p in ordered], [p.elo for p in ordered],
-                  yerr=[1.96 * (p.stderr or 0.0) for p in ordered], marker="o", capsize=3, label="champions")
-    for index, (name, elo) in enumerate(sorted(levels.items(), key=lambda item: item[1])):
-        axes.axhline(elo, linestyle="--", linewidth=1, color=f"C{index + 1}")
+    for name, points in series.items():
+        ordered = sorted(points, key=lambda p: p.cpu_hours)
+        axes.errorbar([p.cpu_hours for p in ordered], [p.elo for p in ordered],
+                      yerr=[1.96 * (p.stderr or 0.0) for p in ordered], marker="o", capsize=3, label=name)
+    for name, elo in sorted(levels.items(), key=lambda item: item[1]):
+        axes.axhline(elo, linestyle="--", linewidth=1, color="grey")
         axes.annotate(name, (0, elo), xycoords=("axes fraction", "data"), textcoords="offset points",
-                      xytext=(4, 3), fontsize=8, color=f"C{index + 1}")
+                      xytext=(4, 3), fontsize=8, color="grey")
+    axes.legend(loc="lower right", fontsize=8)
     axes.grid(alpha=0.3)
     with atomic_path(Path(path)) as temp:
         figure.savefig(temp, format="png", dpi=100)

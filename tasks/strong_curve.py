@@ -50,7 +50,7 @@ def publish_curve(settings: StrongSettings, data: Path) -> dict[str, Any]:
                          round(point.cpu_hours * 60), data)
     if points:
         with tempfile.TemporaryDirectory(prefix="gozero-curve-") as temp:
-            png = plot_strength_curve(points, levels, Path(temp) / Path(CURVE_PLOT_ARTIFACT).name,
+            png = plot_strength_curve({settings.name: points}, levels, Path(temp) / Path(CURVE_PLOT_ARTIFACT).name,
                                       settings.anchors[0], f"{settings.name}: Elo vs CPU hours")
             runs.log_artifact(run_id, png, str(Path(CURVE_PLOT_ARTIFACT).parent), data)
     spend = recipe_spend([*loops.read_steps(data, settings.recipe), *loops.read_steps(data, settings.name)])

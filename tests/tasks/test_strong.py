@@ -44,3 +44,13 @@ def test_new_loop_settings_are_recorded_only_when_used():
     used = loop_record(LoopSettings(aux_heads=True, playout_cap=False, forced_playouts=False, search="gumbel",
                                     gumbel_scale=0.1, expert="e", expert_share=0.4, lr_schedule="cosine"))
     assert (used["gumbel_scale"], used["expert"], used["expert_share"], used["lr_schedule"]) == (0.1, "e", 0.4, "cosine")
+
+
+def test_the_curve_plot_draws_each_series_and_the_levels(tmp_path):
+    from storage.ratings import CurvePoint, plot_strength_curve
+
+    recipe = [CurvePoint("gen 0", 0.5, -90.0, 40.0), CurvePoint("gen 3", 1.5, 20.0, 35.0)]
+    plain = [CurvePoint("plain gen 4", 0.2, -600.0, 120.0)]
+    png = plot_strength_curve({"recipe": recipe, "plain": plain}, {"gnugo-1": 0.0, "gnugo-5": 180.0},
+                              tmp_path / "curve.png", "gnugo-1", "test")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
