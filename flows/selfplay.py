@@ -67,7 +67,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
              encoder: str = "agz17", max_moves: int | None = None,
              resign_threshold: float | None = -0.9, run: str = "", full_search_prob: float = 1.0,
              fast_sims: int | None = None, forced_playouts: bool = False,
-             search: str = "puct", gumbel_scale: float = 1.0) -> GenerationSummary:
+             search: str = "puct", gumbel_scale: float = 1.0, pass_when_settled: bool = False) -> GenerationSummary:
     """Play `games` self-play games of `model` into ``<data>/selfplay/gen=<generation>/`` (a loop
     `run`'s: ``<data>/loops/<run>/selfplay/gen=<generation>/``); the summary. With
     `full_search_prob` < 1 only that share of moves is searched with `sims` and makes rows, the
@@ -77,7 +77,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
                                 resign_threshold=resign_threshold, run=run, full_search_prob=full_search_prob,
                                 fast_sims=fast_sims, forced_playouts=forced_playouts, search=search,
-                                gumbel_scale=gumbel_scale, local_model=local_model(model, data))  # workers: no MLflow import
+                                gumbel_scale=gumbel_scale, pass_when_settled=pass_when_settled, local_model=local_model(model, data))  # workers: no MLflow import
     asked = games_per_task or default_games_per_task(games, None)
     per_task = selfplay_files.pin_split(data, generation, games, seed, asked, run)
     if per_task != asked:

@@ -71,6 +71,7 @@ class SelfPlaySettings:
     forced_playouts: bool = False  # KataGo's forced playouts and pruned policy targets
     search: str = "puct"  # root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct
     gumbel_scale: float = 1.0  # gumbel: sigma's c_scale (GumbelConfig); recorded unless 1.0
+    pass_when_settled: bool = False  # pass is a candidate once the board is settled (MCTSConfig); recorded if on
 
     def __post_init__(self) -> None:
         if self.forced_playouts and self.search == "gumbel":
@@ -88,6 +89,8 @@ class SelfPlaySettings:
             options["search"] = self.search
         if self.gumbel_scale != 1.0:
             options["gumbel_scale"] = self.gumbel_scale
+        if self.pass_when_settled:
+            options["pass_when_settled"] = True
         return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
                 "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold,
                 **options}
@@ -159,7 +162,8 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
         search = SELFPLAY.replace(simulations=settings.sims, max_moves=settings.max_moves,
                                   resign_threshold=settings.resign_threshold,
                                   full_search_prob=settings.full_search_prob, fast_simulations=settings.fast_sims,
-                                  forced_playouts=settings.forced_playouts)
+                                  forced_playouts=settings.forced_playouts,
+                                  pass_when_settled=settings.pass_when_settled)
         config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
                                 search=search, gumbel=root_search(settings.search, settings.gumbel_scale))
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)

@@ -65,6 +65,8 @@ class StrongSettings:
     """Share of every loop training batch from the expert games."""
     gumbel_scale: float = 0.1
     """Gumbel sigma's c_scale in self-play (mctx's default)."""
+    pass_when_settled: bool = True
+    """Self-play may pass once the board is settled, as the GNU Go games it imitates do."""
     anchors: tuple[str, ...] = ("gnugo-1",)
     """Opponents every new champion (the supervised net first) plays, to rate it on the ladder."""
     anchor_games: int = 40
@@ -109,12 +111,17 @@ class StrongSettings:
                             gate_games=self.gate_games, lr=self.lr, lr_schedule="cosine", ladder_opponents=0,
                             seed=self.seed, aux_heads=True, playout_cap=False, forced_playouts=False,
                             search="gumbel", gumbel_scale=self.gumbel_scale, warm_start=warm_start,
-                            encoder=self.encoder, expert=self.dataset, expert_share=self.expert_share)
+                            encoder=self.encoder, expert=self.dataset, expert_share=self.expert_share,
+                            pass_when_settled=self.pass_when_settled)
 
     def record(self) -> dict[str, Any]:
-        """The settings as the recipe's record keeps them (lists for tuples)."""
-        return {key: list(value) if isinstance(value, tuple) else value
-                for key, value in dataclasses.asdict(self).items()}
+        """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled only
+        when on: runs recorded before it existed played without it and resume unchanged)."""
+        record = {key: list(value) if isinstance(value, tuple) else value
+                  for key, value in dataclasses.asdict(self).items()}
+        if not self.pass_when_settled:
+            del record["pass_when_settled"]
+        return record
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,8 @@ from tasks.train import GPU_TAG, DatasetFacts, ExpertMix, dataset_facts, selfpla
 
 GATES = ("sprt", "fixed", "off")
 LR_SCHEDULES = ("constant", "cosine")
-OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant"}
+OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
+                                     "pass_when_settled": False}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
 unchanged); `expert_share` is recorded with `expert` only."""
 WARM_START_KEYS = ("family", "board_size", "encoder", "in_planes", "blocks", "filters", "value_hidden")
@@ -119,6 +120,9 @@ class LoopSettings:
     """With `expert`: the share of each training batch drawn from it."""
     lr_schedule: str = "constant"
     """Each generation's learning rate: constant `lr`, or cosine from `lr` down to 0 over its steps."""
+    pass_when_settled: bool = False
+    """Self-play may pass once the board is settled (`gocore.rules.board.is_settled`), not only after
+    the opponent passed: shorter games, the same Tromp-Taylor results."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
@@ -364,6 +368,8 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
         options["search"] = settings.search
         if settings.gumbel_scale != 1.0:
             options["gumbel_scale"] = settings.gumbel_scale
+    if settings.pass_when_settled:
+        options["pass_when_settled"] = True
     if settings.playout_cap:
         options["full_search_prob"] = settings.full_search_prob
         options["fast_sims"] = max(1, round(settings.sims * settings.fast_sims_fraction))

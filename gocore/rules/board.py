@@ -234,16 +234,25 @@ def own_eye_mask(position: Position, color: int | None = None) -> np.ndarray:
     return batch.eye_mask(position._state, position.size, _code(mover))
 
 
-def candidate_moves(position: Position, sensible: bool = True) -> np.ndarray:
+def candidate_moves(position: Position, sensible: bool = True, pass_when_settled: bool = False) -> np.ndarray:
     """bool[N*N+1]: the moves a search considers. Every legal move; with `sensible`, while the
     opponent has not just passed, only those that fill no one-point eye of the mover and no pass
-    (unless nothing else is left): the random player's rule, which an untrained net lacks."""
+    (unless nothing else is left): the random player's rule, which an untrained net lacks. With
+    `pass_when_settled`, a pass too once the board is settled (`is_settled`): the game may end
+    there, as GNU Go ends it, instead of running on to fill every point but the eyes."""
     legal = position.legal_moves()
     if not sensible or position.passes > 0:
         return legal
     candidates = legal & ~own_eye_mask(position)
-    candidates[-1] = False
+    candidates[-1] = pass_when_settled and is_settled(position)
     return candidates if candidates.any() else legal
+
+
+def is_settled(position: Position) -> bool:
+    """True if every empty point reaches stones of one colour only (Tromp-Taylor owns it): no dame,
+    no shared liberty, no stone left inside the other side's area with a liberty there; two passes
+    now would score the board as both sides see it."""
+    return bool((position.ownership() != 0).all())
 
 
 def random_playouts(start: Position, count: int, seed: int = 0, max_moves: int | None = None) -> np.ndarray:

@@ -189,7 +189,7 @@ class GumbelSearch(BatchedSearch):
         roots = [self.roots[g] for g in games]
         priors, values = self.evaluator.evaluate([root.position for root in roots])  # (B, N*N+1), (B,)
         for root, prior, value in zip(roots, priors, self._mix_rollouts(roots, values)):
-            root.expand(candidate_moves(root.position, self.config.sensible_moves), prior)
+            root.expand(candidate_moves(root.position, self.config.sensible_moves, self.config.pass_when_settled), prior)
             root.value, root.visits = float(value), 1.0
 
     def _plan(self, root: Node, budget: int, noisy: bool = True) -> RootPlan:
@@ -245,7 +245,7 @@ class GumbelSearch(BatchedSearch):
         priors, values = self.evaluator.evaluate([leaf.position for leaf in batch])  # (B, N*N+1), (B,)
         for leaf, prior, value in zip(batch, priors, self._mix_rollouts(batch, values)):
             leaf.is_pending = False
-            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves), prior)
+            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves, self.config.pass_when_settled), prior)
             leaf.value = float(value)
             self._backup(leaf, float(value))
 

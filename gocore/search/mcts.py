@@ -302,7 +302,7 @@ class BatchedSearch:
         values = self._mix_rollouts([leaf for _, leaf in batch], values)
         for (g, leaf), prior, value in zip(batch, priors, values):
             leaf.is_pending = False
-            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves), prior)
+            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves, self.config.pass_when_settled), prior)
             leaf.value = float(value)
             if leaf.parent is None and g in self._noisy:
                 self._add_noise(leaf)

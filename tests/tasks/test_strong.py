@@ -54,3 +54,14 @@ def test_the_curve_plot_draws_each_series_and_the_levels(tmp_path):
     png = plot_strength_curve({"recipe": recipe, "plain": plain}, {"gnugo-1": 0.0, "gnugo-5": 180.0},
                               tmp_path / "curve.png", "gnugo-1", "test")
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 10_000
+
+
+def test_pass_when_settled_reaches_self_play_and_older_records_stay_valid():
+    from tasks.selfplay import SelfPlaySettings
+    from tasks.zero import selfplay_search
+
+    loop = StrongSettings().loop_settings("models:/gozero-9x9/1")
+    assert selfplay_search(loop)["pass_when_settled"] is True
+    assert SelfPlaySettings("uniform", pass_when_settled=True).recorded(4)["pass_when_settled"] is True
+    assert "pass_when_settled" not in SelfPlaySettings("uniform").recorded(4)
+    assert "pass_when_settled" not in StrongSettings(pass_when_settled=False).record()  # as runs before it were

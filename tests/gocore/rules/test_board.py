@@ -739,3 +739,26 @@ def test_candidate_moves_keep_own_eyes_and_pass_until_the_opponent_passes():
     assert (candidate_moves(position, sensible=False) == legal).all()
     after_pass = position.play(12).play(25)  # black plays the centre, white passes
     assert candidate_moves(after_pass)[-1] and candidate_moves(after_pass)[0]  # now every legal move
+
+
+def test_a_settled_board_lets_a_search_pass_and_a_dame_or_shared_liberty_does_not():
+    from gocore.rules.board import candidate_moves, is_settled
+
+    settled = position_from_ascii("""
+        . X O . .
+        X X O . .
+        X O O . .
+        X O . O .
+        . X O . .
+    """, to_play=1)
+    dame = position_from_ascii("""
+        . X . O .
+        X X . O .
+        X X . O O
+        . X . O .
+        X X . O .
+    """, to_play=1)
+    assert is_settled(settled) and not is_settled(dame) and not is_settled(Position.initial(5))
+    assert candidate_moves(settled, pass_when_settled=True)[-1]
+    assert not candidate_moves(settled)[-1]  # off by default: no pass before the opponent's
+    assert not candidate_moves(dame, pass_when_settled=True)[-1]  # the dame column is still to fill
