@@ -194,6 +194,7 @@ def plot_strength_curve(series: Mapping[str, Sequence[CurvePoint]], levels: Mapp
         axes.axhline(elo, linestyle="--", linewidth=1, color="grey")
         axes.annotate(name, (0, elo), xycoords=("axes fraction", "data"), textcoords="offset points",
                       xytext=(4, 3), fontsize=8, color="grey")
+    axes.set_xlim(left=0)
     axes.legend(loc="lower right", fontsize=8)
     axes.grid(alpha=0.3)
     with atomic_path(Path(path)) as temp:
