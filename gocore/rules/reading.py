@@ -2,8 +2,9 @@
 
 A board here is a flat int8 array padded with a border ring (``W = N + 2``): +1 black, -1 white,
 0 empty, `BORDER` off the board; point ``(r, c)`` is ``(r + 1) * W + c + 1``, as in
-`gocore.rules.kernels`. `play` puts a stone down with its captures and logs them for `log`, so a
-reading walks one board forward and back instead of copying it. Start reading at `ladder`.
+`gocore.rules.kernels`. `play_stone` puts a stone down with its captures and logs them, so that
+`take_back` restores the board: a reading walks one board forward and back instead of copying it.
+Start reading at `is_caught`.
 
 Ladders are read to the end as GNU Go's `simple_ladder` reads them: the attacker may only play
 one of the two liberties of the chain (leaving it in atari); the defender may only extend at its
@@ -12,8 +13,10 @@ liberties, is caught with 1 (or when no defence is legal), and 2 liberties recur
 holds inside a reading. A reading past its node budget counts as a failed capture: a ladder is
 only claimed when proven.
 
-Every flood fill marks the points it visits with a fresh tick of `clock` in `mark`, so no scratch
-array is ever cleared.
+Scratch space comes in from the caller, made once per board (`new_work`): `work` rows MARK and
+STACK for flood fills (a fill marks what it visits with a fresh tick of counters[CLOCK], so
+nothing is ever cleared), MEMBERS for `chain_members`, SPARE for the caller; counters[BUDGET]
+counts the plies a reading may still open.
 """
 
 from __future__ import annotations
@@ -22,6 +25,21 @@ import numpy as np
 from numba import njit
 
 BORDER = 3
+MARK, STACK, MEMBERS, SPARE = range(4)  # rows of `work`
+CLOCK, BUDGET = range(2)  # cells of `counters`
+# A reading is a depth-first search with an explicit stack (numba cannot cache recursive
+# functions: loading one from the cache crashes, numba issue #6061). One row of `frames` per ply:
+_ATTACKER, _KO, _START, _K, _COUNT, _END, _OPTIONS = range(7)  # then the options themselves
+MAX_OPTIONS = 12  # defences read at one node; a node with more counts as an escape
+MAX_DEPTH = 256  # plies; a 19x19 ladder across the board is about 80
+LOG_BOARDS = 8  # the capture log holds this many boards' worth of points
+
+
+@njit(cache=True)
+def new_work(points):
+    """(work (4, points) int64, counters (2,) int64, log, frames, found (4,)) for one padded board."""
+    return (np.zeros((4, points), np.int64), np.zeros(2, np.int64), np.empty(LOG_BOARDS * points, np.int64),
+            np.empty((MAX_DEPTH, _OPTIONS + MAX_OPTIONS), np.int64), np.empty(4, np.int64))
 
 
 @njit(cache=True)
@@ -35,11 +53,11 @@ def padded_board(board, n):
 
 
 @njit(cache=True)
-def count_liberties(b, w, start, mark, clock, stack, found, cap):
+def count_liberties(b, w, start, work, counters, found, cap):
     """Liberties of the chain on `start`, counted until `cap`; the first len(found) are written
-    to `found`. Visits with mark == a fresh tick of `clock`, so nothing needs clearing."""
-    clock[0] += 1
-    tick = clock[0]
+    to `found`."""
+    counters[CLOCK] += 1
+    tick, mark, stack = counters[CLOCK], work[MARK], work[STACK]
     colour = b[start]
     mark[start] = tick
     stack[0] = start
@@ -65,16 +83,38 @@ def count_liberties(b, w, start, mark, clock, stack, found, cap):
 
 
 @njit(cache=True)
-def play_stone(b, w, p, colour, ko, log, start, mark, clock, stack, found):
+def chain_members(b, w, start, work, counters):
+    """The number of stones of the chain on `start`; they are written to work[MEMBERS]."""
+    counters[CLOCK] += 1
+    tick, mark, stack, out = counters[CLOCK], work[MARK], work[STACK], work[MEMBERS]
+    colour = b[start]
+    mark[start] = tick
+    stack[0] = start
+    top, count = 1, 0
+    while top > 0:
+        top -= 1
+        x = stack[top]
+        out[count] = x
+        count += 1
+        for q in (x - 1, x + 1, x - w, x + w):
+            if mark[q] != tick and b[q] == colour:
+                mark[q] = tick
+                stack[top] = q
+                top += 1
+    return count
+
+
+@njit(cache=True)
+def play_stone(b, w, p, colour, ko, log, start, work, counters, found):
     """Play `colour` at p on b with captures; captured points are logged in log[start:]. Returns
     (end of the log, new ko point), or (-1, -1) and b unchanged if the move is illegal (occupied,
     the ko point, suicide, or no room left in the log)."""
     if b[p] != 0 or p == ko:
         return -1, -1
     b[p] = colour
-    end, last = start, -1
+    end, last, stack = start, -1, work[STACK]
     for q in (p - 1, p + 1, p - w, p + w):
-        if b[q] == -colour and count_liberties(b, w, q, mark, clock, stack, found, 1) == 0:
+        if b[q] == -colour and count_liberties(b, w, q, work, counters, found, 1) == 0:
             if end + b.shape[0] > log.shape[0]:
                 take_back(b, p, colour, log, start, end)
                 return -1, -1
@@ -90,7 +130,7 @@ def play_stone(b, w, p, colour, ko, log, start, mark, clock, stack, found):
                         stack[top] = y
                         top += 1
             last = q
-    own = count_liberties(b, w, p, mark, clock, stack, found, 2)
+    own = count_liberties(b, w, p, work, counters, found, 2)
     if own == 0:
         b[p] = 0
         return -1, -1
@@ -106,37 +146,29 @@ def take_back(b, p, colour, log, start, end):
         b[log[k]] = -colour
 
 
-# A reading is a depth-first search with an explicit stack (numba cannot cache recursive
-# functions: loading one from the cache crashes, numba issue #6061). One row of `frames` per ply:
-_ATTACKER, _KO, _START, _K, _COUNT, _END, _OPTIONS = range(7)  # then the options themselves
-MAX_OPTIONS = 12  # defences read at one node; a node with more counts as an escape
-MAX_DEPTH = 256  # plies; a 19x19 ladder across the board is about 80
-FRAME_WIDTH = _OPTIONS + MAX_OPTIONS  # `is_caught` reads with frames = np.empty((MAX_DEPTH, FRAME_WIDTH), int64)
-
-
 @njit(cache=True)
-def _open(frames, d, attacker, ko, start, b, w, target, mark, clock, stack, found):
+def _open(frames, d, attacker, ko, start, b, w, target, work, counters, found):
     """Set up ply d: whose move, the ko point, where its captures log from, its options. False if
     the defender has more options than a row holds."""
     frames[d, _ATTACKER], frames[d, _KO], frames[d, _START], frames[d, _K] = attacker, ko, start, 0
     if attacker:
-        count_liberties(b, w, target, mark, clock, stack, found, 3)
+        count_liberties(b, w, target, work, counters, found, 3)
         frames[d, _OPTIONS], frames[d, _OPTIONS + 1] = found[0], found[1]
         frames[d, _COUNT] = 2
     else:
-        frames[d, _COUNT] = _defences(b, w, target, frames[d, _OPTIONS:], mark, clock, stack, found)
+        frames[d, _COUNT] = _defences(b, w, target, frames[d, _OPTIONS:], work, counters, found)
     return frames[d, _COUNT] >= 0
 
 
 @njit(cache=True)
-def is_caught(b, w, target, attacker_to_move, ko, log, start, budget, frames, mark, clock, stack, found):
+def is_caught(b, w, target, attacker_to_move, ko, log, start, frames, work, counters, found):
     """True if the chain on `target` is caught by a ladder: with the attacker to move it has 2
-    liberties; with the defender to move it is in atari. `budget[0]` plies may be opened; a
+    liberties; with the defender to move it is in atari. counters[BUDGET] plies may be opened; a
     line read past it (or past MAX_DEPTH) counts as an escape. b is left as it was."""
     defender = b[target]
-    budget[0] -= 1
-    if budget[0] < 0 or not _open(frames, 0, attacker_to_move, ko, start, b, w, target, mark, clock, stack,
-                                   found):
+    counters[BUDGET] -= 1
+    if counters[BUDGET] < 0 or not _open(frames, 0, attacker_to_move, ko, start, b, w, target, work, counters,
+                                         found):
         return False
     depth, result = 0, -1  # result: the verdict of the ply just closed (1 caught, 0 escaped)
     while True:
@@ -154,17 +186,17 @@ def is_caught(b, w, target, attacker_to_move, ko, log, start, budget, frames, ma
         while verdict < 0 and frames[depth, _K] < frames[depth, _COUNT]:
             k = frames[depth, _K]
             x = frames[depth, _OPTIONS + k]
-            end, new_ko = play_stone(b, w, x, mover, frames[depth, _KO], log, frames[depth, _START], mark, clock,
-                                     stack, found)
+            end, new_ko = play_stone(b, w, x, mover, frames[depth, _KO], log, frames[depth, _START], work, counters,
+                                     found)
             if end < 0:  # illegal: the attacker fails here, the defender has no such defence
                 frames[depth, _K] = k + 1
                 continue
-            left = count_liberties(b, w, target, mark, clock, stack, found, 3)
+            left = count_liberties(b, w, target, work, counters, found, 3)
             if left == (1 if attacker else 2):  # the ladder goes on
                 frames[depth, _END] = end
-                budget[0] -= 1
-                if depth + 1 < frames.shape[0] and budget[0] >= 0 and _open(
-                        frames, depth + 1, not attacker, new_ko, end, b, w, target, mark, clock, stack, found):
+                counters[BUDGET] -= 1
+                if depth + 1 < frames.shape[0] and counters[BUDGET] >= 0 and _open(
+                        frames, depth + 1, not attacker, new_ko, end, b, w, target, work, counters, found):
                     depth += 1
                     descended = True
                     break
@@ -186,18 +218,17 @@ def is_caught(b, w, target, attacker_to_move, ko, log, start, budget, frames, ma
 
 
 @njit(cache=True)
-def _defences(b, w, target, options, mark, clock, stack, found):
+def _defences(b, w, target, options, work, counters, found):
     """Write the defender's ladder moves for the chain on `target` (in atari) into `options`: its
     liberty, then the liberty of every adjacent attacking chain in atari (capturing it). Returns
     their count, or -1 if they do not fit."""
-    count_liberties(b, w, target, mark, clock, stack, found, 2)
-    stones = chain_members(b, w, target, mark, clock, stack)
+    count_liberties(b, w, target, work, counters, found, 2)
     options[0] = found[0]
     count = 1
-    for i in range(stones.shape[0]):
-        x = stones[i]
+    for i in range(chain_members(b, w, target, work, counters)):
+        x = work[MEMBERS, i]
         for q in (x - 1, x + 1, x - w, x + w):
-            if b[q] == -b[target] and count_liberties(b, w, q, mark, clock, stack, found, 2) == 1:
+            if b[q] == -b[target] and count_liberties(b, w, q, work, counters, found, 2) == 1:
                 is_new = True
                 for j in range(count):
                     is_new = is_new and options[j] != found[0]
@@ -207,26 +238,3 @@ def _defences(b, w, target, options, mark, clock, stack, found):
                     options[count] = found[0]
                     count += 1
     return count
-
-
-@njit(cache=True)
-def chain_members(b, w, start, mark, clock, stack):
-    """The stones of the chain on `start`, as a new array."""
-    clock[0] += 1
-    tick = clock[0]
-    colour = b[start]
-    mark[start] = tick
-    stack[0] = start
-    top, count = 1, 0
-    out = np.empty(b.shape[0], dtype=np.int64)
-    while top > 0:
-        top -= 1
-        x = stack[top]
-        out[count] = x
-        count += 1
-        for q in (x - 1, x + 1, x - w, x + w):
-            if mark[q] != tick and b[q] == colour:
-                mark[q] = tick
-                stack[top] = q
-                top += 1
-    return out[:count]

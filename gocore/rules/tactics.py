@@ -22,11 +22,13 @@ from numba import njit
 from gocore.rules.board import Position, zobrist_table
 from gocore.rules.reading import (
     BORDER,
-    FRAME_WIDTH,
-    MAX_DEPTH,
+    BUDGET,
+    MEMBERS,
+    SPARE,
     chain_members,
     count_liberties,
     is_caught,
+    new_work,
     padded_board,
     play_stone,
     take_back,
@@ -49,63 +51,58 @@ LADDER_NODES = 2000  # reading nodes per ladder question; a long 19x19 ladder ne
 
 
 @njit(cache=True)
-def _label(b, w, chain, sizes, libs, mark, clock, stack):
+def _label(b, w, chain, sizes, libs, work, counters):
     """chain[p] = index of the chain on p (-1 off stones); sizes and liberty counts per index
     (liberties counted to LIBERTY_CAP). Returns the number of chains."""
     chain[:] = -1
     count = 0
     for p in range(b.shape[0]):
         if (b[p] == 1 or b[p] == -1) and chain[p] < 0:
-            stones = chain_members(b, w, p, mark, clock, stack)
-            for k in range(stones.shape[0]):
-                chain[stones[k]] = count
-            sizes[count] = stones.shape[0]
-            libs[count] = count_liberties(b, w, p, mark, clock, stack, stack[:0], LIBERTY_CAP)
+            stones = chain_members(b, w, p, work, counters)
+            for k in range(stones):
+                chain[work[MEMBERS, k]] = count
+            sizes[count] = stones
+            libs[count] = count_liberties(b, w, p, work, counters, work[SPARE, :0], LIBERTY_CAP)
             count += 1
     return count
 
 
 @njit(cache=True)
-def _move_effects(b, w, p, mover, chain, sizes, libs, zobrist, mark, clock, stack):
+def _move_effects(b, w, p, mover, chain, sizes, libs, zobrist, work, counters):
     """(captured stones, liberties after (to LIBERTY_CAP), size of the mover's chain after, board
     hash change) of a stone of `mover` at empty p, without playing it. 0 liberties: suicide."""
-    captured, size = 0, 1
+    captured, size, taken = 0, 1, 0  # taken: bit k set if neighbour k's chain is captured
     delta = zobrist[1 if mover == 1 else 2, p]
-    seen = np.full(4, -1, dtype=np.int64)  # chains next to p, each counted once
-    taken = np.zeros(4, dtype=np.bool_)  # which of them the move captures
-    for k, q in enumerate((p - 1, p + 1, p - w, p + w)):
-        c = chain[q] if b[q] == 1 or b[q] == -1 else -1
-        if c < 0 or c == seen[0] or c == seen[1] or c == seen[2]:
-            continue
-        seen[k] = c
-        if b[q] == mover:
+    c0, c1, c2, c3 = chain[p - 1], chain[p + 1], chain[p - w], chain[p + w]  # -1: no stone
+    for k in range(4):
+        c = c0 if k == 0 else c1 if k == 1 else c2 if k == 2 else c3
+        if c < 0 or (k > 0 and c == c0) or (k > 1 and c == c1) or (k > 2 and c == c2):
+            continue  # no chain, or one already counted
+        if b[p - 1 if k == 0 else p + 1 if k == 1 else p - w if k == 2 else p + w] == mover:
             size += sizes[c]
         elif libs[c] == 1:  # p is its last liberty
             captured += sizes[c]
-            taken[k] = True
+            taken |= 1 << k
+    no_room = work[SPARE, :0]
     if captured == 0:
         b[p] = mover
-        after = count_liberties(b, w, p, mark, clock, stack, stack[:0], LIBERTY_CAP)
+        after = count_liberties(b, w, p, work, counters, no_room, LIBERTY_CAP)
         b[p] = 0
         return 0, after, size, delta
     code = 2 if mover == 1 else 1
     for x in range(b.shape[0]):  # captured stones become liberties where they touch the new chain
-        if chain[x] >= 0 and _is_in(chain[x], seen, taken):
+        c = chain[x]
+        if c >= 0 and ((taken & 1 and c == c0) or (taken & 2 and c == c1) or (taken & 4 and c == c2)
+                       or (taken & 8 and c == c3)):
             b[x] = 0
             delta ^= zobrist[code, x]
     b[p] = mover
-    after = count_liberties(b, w, p, mark, clock, stack, stack[:0], LIBERTY_CAP)
+    after = count_liberties(b, w, p, work, counters, no_room, LIBERTY_CAP)
     b[p] = 0
     for x in range(b.shape[0]):
-        if chain[x] >= 0 and _is_in(chain[x], seen, taken):
+        if b[x] == 0 and chain[x] >= 0:
             b[x] = -mover
     return captured, after, size, delta
-
-
-@njit(cache=True, inline="always")
-def _is_in(c, seen, taken):
-    return (taken[0] and seen[0] == c) or (taken[1] and seen[1] == c) or (taken[2] and seen[2] == c) \
-        or (taken[3] and seen[3] == c)
 
 
 @njit(cache=True)
@@ -154,12 +151,9 @@ def _analyse(board, n, mover, ko, seen, seen_times, until, zobrist, ladders, out
     w = n + 2
     b = padded_board(board, n)
     size = b.shape[0]
-    mark, clock = np.zeros(size, np.int64), np.zeros(1, np.int64)
-    stack, found = np.empty(size, np.int64), np.empty(4, np.int64)
+    work, counters, log, frames, found = new_work(size)
     chain, sizes, libs = np.empty(size, np.int64), np.empty(size, np.int64), np.empty(size, np.int64)
-    log, budget = np.empty(8 * size, np.int64), np.zeros(1, np.int64)
-    frames = np.empty((MAX_DEPTH, FRAME_WIDTH), np.int64)
-    _label(b, w, chain, sizes, libs, mark, clock, stack)
+    _label(b, w, chain, sizes, libs, work, counters)
     h = _board_hash(b, zobrist)
     out[:] = 0
     for i in range(n * n):
@@ -168,30 +162,29 @@ def _analyse(board, n, mover, ko, seen, seen_times, until, zobrist, ladders, out
             out[LIBERTIES, i] = libs[chain[p]]
             continue
         out[EYE, i] = _is_eye(b, w, p, mover)
-        captured, after, grown, delta = _move_effects(b, w, p, mover, chain, sizes, libs, zobrist, mark, clock,
-                                                      stack)
+        captured, after, grown, delta = _move_effects(b, w, p, mover, chain, sizes, libs, zobrist, work, counters)
         if after == 0 or p == ko or _is_repeat(seen, seen_times, until, h ^ delta):
             continue
         out[LEGAL, i], out[CAPTURES, i], out[LIBERTIES_AFTER, i] = 1, captured, after
         out[SELF_ATARI, i] = grown if after == 1 else 0
         if ladders:
-            out[LADDER_CAPTURE, i] = _is_ladder_capture(b, w, p, mover, chain, libs, log, budget, frames, mark,
-                                                        clock, stack, found)
-            out[LADDER_ESCAPE, i] = _is_ladder_escape(b, w, p, mover, chain, libs, log, budget, frames, mark,
-                                                      clock, stack, found)
+            out[LADDER_CAPTURE, i] = _is_ladder_capture(b, w, p, mover, chain, libs, log, frames, work, counters,
+                                                        found)
+            out[LADDER_ESCAPE, i] = _is_ladder_escape(b, w, p, mover, chain, libs, log, frames, work, counters,
+                                                      found)
 
 
 @njit(cache=True)
-def _is_ladder_capture(b, w, p, mover, chain, libs, log, budget, frames, mark, clock, stack, found):
+def _is_ladder_capture(b, w, p, mover, chain, libs, log, frames, work, counters, found):
     """True if the mover's stone at p ataris an opponent chain of 2 liberties that then cannot
     escape the ladder."""
     for q in (p - 1, p + 1, p - w, p + w):
         if b[q] != -mover or libs[chain[q]] != 2:
             continue
-        end, ko = play_stone(b, w, p, mover, -1, log, 0, mark, clock, stack, found)
-        budget[0] = LADDER_NODES
-        caught = end >= 0 and count_liberties(b, w, q, mark, clock, stack, found, 2) == 1 and \
-            is_caught(b, w, q, False, ko, log, end, budget, frames, mark, clock, stack, found)
+        end, ko = play_stone(b, w, p, mover, -1, log, 0, work, counters, found)
+        counters[BUDGET] = LADDER_NODES
+        caught = end >= 0 and count_liberties(b, w, q, work, counters, found, 2) == 1 and \
+            is_caught(b, w, q, False, ko, log, end, frames, work, counters, found)
         if end >= 0:
             take_back(b, p, mover, log, 0, end)
         if caught:
@@ -200,31 +193,32 @@ def _is_ladder_capture(b, w, p, mover, chain, libs, log, budget, frames, mark, c
 
 
 @njit(cache=True)
-def _is_ladder_escape(b, w, p, mover, chain, libs, log, budget, frames, mark, clock, stack, found):
+def _is_ladder_escape(b, w, p, mover, chain, libs, log, frames, work, counters, found):
     """True if the mover's stone at p is a ladder defence (extending, or capturing an attacker in
     atari) of an own chain in atari after which no ladder catches that chain."""
-    chains = np.empty(0, dtype=np.int64)
+    candidates, count = work[SPARE], 0  # a stone of each own chain in atari that p defends
     for q in (p - 1, p + 1, p - w, p + w):
         if b[q] == mover and libs[chain[q]] == 1:
-            chains = np.append(chains, q)
+            candidates[count] = q
+            count += 1
         elif b[q] == -mover and libs[chain[q]] == 1:  # p captures it: every own chain in atari it touches
-            stones = chain_members(b, w, q, mark, clock, stack)
-            for k in range(stones.shape[0]):
-                x = stones[k]
+            for k in range(chain_members(b, w, q, work, counters)):
+                x = work[MEMBERS, k]
                 for y in (x - 1, x + 1, x - w, x + w):
-                    if b[y] == mover and libs[chain[y]] == 1:
-                        chains = np.append(chains, y)
-    if chains.shape[0] == 0:
+                    if b[y] == mover and libs[chain[y]] == 1 and count < candidates.shape[0]:
+                        candidates[count] = y
+                        count += 1
+    if count == 0:
         return False
-    end, ko = play_stone(b, w, p, mover, -1, log, 0, mark, clock, stack, found)
+    end, ko = play_stone(b, w, p, mover, -1, log, 0, work, counters, found)
     escaped = False
-    for k in range(chains.shape[0]):
+    for k in range(count):
         if end < 0 or escaped:
             break
-        left = count_liberties(b, w, chains[k], mark, clock, stack, found, 3)
-        budget[0] = LADDER_NODES
-        escaped = left >= 3 or (left == 2 and not is_caught(b, w, chains[k], True, ko, log, end, budget,
-                                                               frames, mark, clock, stack, found))
+        left = count_liberties(b, w, candidates[k], work, counters, found, 3)
+        counters[BUDGET] = LADDER_NODES
+        escaped = left >= 3 or (left == 2 and not is_caught(b, w, candidates[k], True, ko, log, end, frames, work,
+                                                            counters, found))
     if end >= 0:
         take_back(b, p, mover, log, 0, end)
     return escaped
