@@ -260,7 +260,7 @@ def encode_positions(positions: Sequence[Position], encoder: str | Encoder) -> n
         boards[i, : len(past)] = np.reshape(past, (len(past), -1))
     movers = np.array([position.to_play for position in positions], np.int8)  # (B,)
     passed = np.array([position.last_move == size * size for position in positions])
-    values = tactical.position_values(positions, enc.value_kinds, enc.reads_ladders) if enc.value_kinds else None
+    values = tactical.position_values(positions, movers, enc.value_kinds, enc.reads_ladders) if enc.value_kinds else None
     planes = np.empty((len(positions), enc.num_planes, size * size), np.bool_)
     _fill_planes(planes, table, lambda lag: boards[:, lag], movers, passed, values)
     return planes.view(np.uint8).reshape(len(positions), enc.num_planes, size, size)

@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
+from numba import njit
 
 from gocore.rules import tactics
 from gocore.rules.board import HISTORY_LENGTH, Position
@@ -53,40 +54,57 @@ def ages(boards: np.ndarray, moves_in: np.ndarray) -> np.ndarray:
     return age
 
 
+_TURNS, _LIBS, _OWN_LIBS, _OPPONENT_LIBS, _CAPTURES, _SELF_ATARI, _LIBS_AFTER, _LADDER_CAPTURE, _LADDER_ESCAPE, \
+    _SENSIBLE = range(len(VALUE_KINDS))  # rows of `values`, in VALUE_KINDS order
+
+
 def values_from_readings(readings: np.ndarray, boards: np.ndarray, movers: np.ndarray,
                          age: np.ndarray) -> np.ndarray:
     """(R, len(VALUE_KINDS), N*N) int8 `values` from tactics readings (R, ROWS, N*N), boards
     (R, N*N) int8, movers (R,) +1/-1 and `ages` (R, N*N)."""
-    libs, legal = readings[:, tactics.LIBERTIES], readings[:, tactics.LEGAL] > 0  # (R, N*N)
-    mine = boards == movers[:, None]
-    moves = {"capture_size": readings[:, tactics.CAPTURES], "self_atari_size": readings[:, tactics.SELF_ATARI],
-             "liberties_after": readings[:, tactics.LIBERTIES_AFTER],
-             "ladder_capture": readings[:, tactics.LADDER_CAPTURE], "ladder_escape": readings[:, tactics.LADDER_ESCAPE],
-             "sensible": 1 - readings[:, tactics.EYE]}
-    stones = {"turns_since": age, "liberties": libs, "own_liberties": np.where(mine, libs, 0),
-              "opponent_liberties": np.where(boards == -movers[:, None], libs, 0)}
     values = np.empty((len(boards), len(VALUE_KINDS), boards.shape[1]), np.int8)
-    for k, kind in enumerate(VALUE_KINDS):
-        number = stones[kind] if kind in stones else np.where(legal, moves[kind].astype(np.int32) + 1, 0)
-        values[:, k] = np.minimum(number, VALUE_CAP)
+    _fill_values(readings, boards, np.asarray(movers, np.int8), age, values)
     return values
 
 
-def position_values(positions: Sequence[Position], kinds: frozenset[str], ladders: bool) -> np.ndarray:
-    """`values` of positions (each for its side to move): the `kinds` asked for (turns_since alone
-    needs no reading), ladders read only if `ladders`."""
-    boards = np.stack([p.stones.reshape(-1) for p in positions])  # (B, N*N) int8
-    movers = np.array([p.to_play for p in positions], np.int8)
-    age = np.zeros(boards.shape, np.int8)
+@njit(cache=True)
+def _fill_values(readings, boards, movers, age, values):
+    """`values_from_readings` in one pass (numpy's temporaries cost more than the tactics here)."""
+    for r in range(boards.shape[0]):
+        for i in range(boards.shape[1]):
+            v, libs = boards[r, i], min(readings[r, tactics.LIBERTIES, i], VALUE_CAP)
+            values[r, _TURNS, i], values[r, _LIBS, i] = age[r, i], libs
+            values[r, _OWN_LIBS, i] = libs if v == movers[r] else 0
+            values[r, _OPPONENT_LIBS, i] = libs if v == -movers[r] else 0
+            legal = readings[r, tactics.LEGAL, i] > 0  # move kinds: number + 1 where legal, else 0
+            values[r, _CAPTURES, i] = min(readings[r, tactics.CAPTURES, i] + 1, VALUE_CAP) if legal else 0
+            values[r, _SELF_ATARI, i] = min(readings[r, tactics.SELF_ATARI, i] + 1, VALUE_CAP) if legal else 0
+            values[r, _LIBS_AFTER, i] = readings[r, tactics.LIBERTIES_AFTER, i] + 1 if legal else 0
+            values[r, _LADDER_CAPTURE, i] = readings[r, tactics.LADDER_CAPTURE, i] + 1 if legal else 0
+            values[r, _LADDER_ESCAPE, i] = readings[r, tactics.LADDER_ESCAPE, i] + 1 if legal else 0
+            values[r, _SENSIBLE, i] = 2 - readings[r, tactics.EYE, i] if legal else 0
+
+
+def position_values(positions: Sequence[Position], movers: np.ndarray, kinds: frozenset[str],
+                    ladders: bool) -> np.ndarray:
+    """`values` of positions for their movers (B,) (the side to move): the `kinds` asked for
+    (turns_since alone needs no reading), ladders read only if `ladders`."""
+    size = positions[0].size
+    history = np.zeros((len(positions), TURNS_CAP, size * size), np.int8)  # (B, H, N*N) most recent first
     for i, position in enumerate(positions):
-        past = [h.reshape(-1) for h in position.history[:TURNS_CAP - 1]]
-        stacked = np.stack([boards[i], *past])  # (1 + lags, N*N) most recent first
-        age[i] = ages(stacked[::-1], np.arange(len(stacked)))[-1]
+        history[i, 0] = position.stones.reshape(-1)
+        for lag, board in enumerate(position.history[:TURNS_CAP - 1], start=1):
+            history[i, lag] = board.reshape(-1)
+    boards = history[:, 0]
+    age = np.full(boards.shape, TURNS_CAP, np.int8)
+    for lag in range(TURNS_CAP - 1, 0, -1):  # the smallest lag whose board differs wins
+        age[history[:, lag] != boards] = lag
+    age[boards == 0] = 0
     if kinds == {"turns_since"}:
         values = np.zeros((len(boards), len(VALUE_KINDS), boards.shape[1]), np.int8)
         values[:, 0] = age
         return values
-    readings = tactics.analyse_positions(list(positions), ladders)
+    readings = tactics.analyse_positions(list(positions), ladders, movers)
     return values_from_readings(readings, boards, movers, age)
 
 

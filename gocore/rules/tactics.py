@@ -170,8 +170,8 @@ def _analyse(board, n, mover, ko, seen, seen_times, until, zobrist, ladders, out
         if ladders:
             out[LADDER_CAPTURE, i] = _is_ladder_capture(b, w, p, mover, chain, libs, log, frames, work, counters,
                                                         found)
-            out[LADDER_ESCAPE, i] = _is_ladder_escape(b, w, p, mover, chain, libs, log, frames, work, counters,
-                                                      found)
+            out[LADDER_ESCAPE, i] = _is_ladder_escape(b, w, p, mover, after, chain, libs, log, frames, work,
+                                                      counters, found)
 
 
 @njit(cache=True)
@@ -181,6 +181,11 @@ def _is_ladder_capture(b, w, p, mover, chain, libs, log, frames, work, counters,
     for q in (p - 1, p + 1, p - w, p + w):
         if b[q] != -mover or libs[chain[q]] != 2:
             continue
+        count_liberties(b, w, q, work, counters, found, 3)
+        other = found[1] if found[0] == p else found[0]
+        free = (b[other - 1] == 0) + (b[other + 1] == 0) + (b[other - w] == 0) + (b[other + w] == 0)
+        if free - (1 if abs(other - p) == 1 or abs(other - p) == w else 0) >= 3:
+            continue  # extending there gives 3 liberties at once: no ladder
         end, ko = play_stone(b, w, p, mover, -1, log, 0, work, counters, found)
         counters[BUDGET] = LADDER_NODES
         caught = end >= 0 and count_liberties(b, w, q, work, counters, found, 2) == 1 and \
@@ -193,12 +198,15 @@ def _is_ladder_capture(b, w, p, mover, chain, libs, log, frames, work, counters,
 
 
 @njit(cache=True)
-def _is_ladder_escape(b, w, p, mover, chain, libs, log, frames, work, counters, found):
-    """True if the mover's stone at p is a ladder defence (extending, or capturing an attacker in
-    atari) of an own chain in atari after which no ladder catches that chain."""
+def _is_ladder_escape(b, w, p, mover, after, chain, libs, log, frames, work, counters, found):
+    """True if the mover's stone at p (its chain then has `after` liberties) is a ladder defence
+    (extending, or capturing an attacker in atari) of an own chain in atari after which no ladder
+    catches that chain."""
     candidates, count = work[SPARE], 0  # a stone of each own chain in atari that p defends
     for q in (p - 1, p + 1, p - w, p + w):
         if b[q] == mover and libs[chain[q]] == 1:
+            if after >= 3:
+                return True  # the extension has 3 liberties: no ladder to read
             candidates[count] = q
             count += 1
         elif b[q] == -mover and libs[chain[q]] == 1:  # p captures it: every own chain in atari it touches
@@ -251,13 +259,15 @@ def _analyse_games(boards, n, movers, starts, wanted, zobrist, ladders, out):
                          out[first + t])
 
 
-def analyse_positions(positions: list[Position], ladders: bool = True) -> np.ndarray:
-    """(B, ROWS, N*N) int16 readings of each position for its side to move (rows: `ROW_NAMES`)."""
+def analyse_positions(positions: list[Position], ladders: bool = True, movers: np.ndarray | None = None
+                      ) -> np.ndarray:
+    """(B, ROWS, N*N) int16 readings of each position for its side to move (rows: `ROW_NAMES`);
+    `movers` (B,), if the caller has them, are each position's side to move."""
     size = positions[0].size
     if any(p.size != size for p in positions):
         raise ValueError("analyse_positions needs positions of one board size")
     boards = np.stack([p.stones.reshape(-1) for p in positions])  # (B, N*N) int8
-    movers = np.array([p.to_play for p in positions], np.int8)
+    movers = np.array([p.to_play for p in positions], np.int8) if movers is None else np.asarray(movers, np.int8)
     kos = np.array([-1 if p.ko is None else (p.ko // size + 1) * (size + 2) + p.ko % size + 1
                     for p in positions], np.int64)  # padded points
     seens = [p._seen for p in positions]  # sorted board hashes of each game so far (rules-internal)
