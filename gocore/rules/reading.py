@@ -151,13 +151,27 @@ def _open(frames, d, attacker, ko, start, b, w, target, work, counters, found):
     """Set up ply d: whose move, the ko point, where its captures log from, its options. False if
     the defender has more options than a row holds."""
     frames[d, _ATTACKER], frames[d, _KO], frames[d, _START], frames[d, _K] = attacker, ko, start, 0
-    if attacker:
+    if attacker:  # an atari that lets the defender extend to 3 open points fails: not worth a ply
         count_liberties(b, w, target, work, counters, found, 3)
-        frames[d, _OPTIONS], frames[d, _OPTIONS + 1] = found[0], found[1]
-        frames[d, _COUNT] = 2
+        first, second, count = found[0], found[1], 0
+        if open_points(b, w, second, first) < 3:
+            frames[d, _OPTIONS] = first
+            count = 1
+        if open_points(b, w, first, second) < 3:
+            frames[d, _OPTIONS + count] = second
+            count += 1
+        frames[d, _COUNT] = count
     else:
         frames[d, _COUNT] = _defences(b, w, target, frames[d, _OPTIONS:], work, counters, found)
     return frames[d, _COUNT] >= 0
+
+
+@njit(cache=True, inline="always")
+def open_points(b, w, p, other):
+    """Empty neighbours of p other than `other`: at least the liberties a chain extending to p
+    has once `other` is filled."""
+    return (b[p - 1] == 0 and p - 1 != other) + (b[p + 1] == 0 and p + 1 != other) \
+        + (b[p - w] == 0 and p - w != other) + (b[p + w] == 0 and p + w != other)
 
 
 @njit(cache=True)
@@ -222,13 +236,15 @@ def _defences(b, w, target, options, work, counters, found):
     """Write the defender's ladder moves for the chain on `target` (in atari) into `options`: its
     liberty, then the liberty of every adjacent attacking chain in atari (capturing it). Returns
     their count, or -1 if they do not fit."""
+    first_tick = counters[CLOCK] + 1  # a stone marked from this tick on had its chain looked at here
     count_liberties(b, w, target, work, counters, found, 2)
     options[0] = found[0]
     count = 1
     for i in range(chain_members(b, w, target, work, counters)):
         x = work[MEMBERS, i]
         for q in (x - 1, x + 1, x - w, x + w):
-            if b[q] == -b[target] and count_liberties(b, w, q, work, counters, found, 2) == 1:
+            if b[q] == -b[target] and work[MARK, q] < first_tick and \
+                    count_liberties(b, w, q, work, counters, found, 2) == 1:
                 is_new = True
                 for j in range(count):
                     is_new = is_new and options[j] != found[0]
