@@ -121,8 +121,30 @@ def game_values(boards: np.ndarray, movers: np.ndarray, starts: np.ndarray, size
         values = np.zeros((len(boards), len(VALUE_KINDS), boards.shape[1]), np.int8)
         values[:, 0] = ages(boards, moves_in)
         return values
-    readings = tactics.analyse_games(boards, movers, starts, size, wanted, ladders)
-    return values_from_readings(readings, boards, movers, ages(boards, moves_in))
+    values = np.empty((len(boards), len(VALUE_KINDS), boards.shape[1]), np.int8)
+    age = ages(boards, moves_in)
+    wanted = np.ones(len(boards), np.bool_) if wanted is None else np.asarray(wanted, np.bool_)
+    for first, last in _chunks(starts, CHUNK_ROWS):  # readings are int16 x 8 rows: read a chunk of games at a time
+        part = slice(first, last)
+        readings = tactics.analyse_games(boards[part], movers[part], starts[(starts >= first) & (starts <= last)] - first,
+                                         size, wanted[part], ladders)
+        _fill_values(readings, boards[part], np.asarray(movers[part], np.int8), age[part], values[part])
+    return values
+
+
+CHUNK_ROWS = 4096
+
+
+def _chunks(starts: np.ndarray, rows: int) -> list[tuple[int, int]]:
+    """(first, last) row ranges of whole games, each about `rows` rows (or one longer game)."""
+    bounds, first = [], 0
+    for end in starts[1:]:
+        if end - first >= rows:
+            bounds.append((first, int(end)))
+            first = int(end)
+    if first < starts[-1] or not bounds:
+        bounds.append((first, int(starts[-1])))
+    return bounds
 
 
 def reference_plane(kind: str, low: int, high: int | None, boards: Sequence[np.ndarray], to_play: int,

@@ -147,3 +147,14 @@ def test_planes_of_a_transformed_game_are_the_transformed_planes(encoder):
         np.testing.assert_array_equal(planes, symmetry.apply(expected, k))
         packed = encode_games_packed([original[0]], [original[1]], encoder, (k,))
         np.testing.assert_array_equal(packed, features.pack_planes(planes))
+
+
+def test_games_read_in_chunks_give_the_rows_of_one_read(monkeypatch):
+    rng = np.random.default_rng(12)
+    games = [random_game(9, rng, max_moves=n)[0] for n in (30, 0, 45, 20, 60)]  # an empty game in between
+    replays = [replay_moves(Position.initial(9), moves) for moves in games]
+    stones, movers = [r[0] for r in replays], [r[1] for r in replays]
+    whole = features.encode_games(stones, movers, "alphago48")
+    monkeypatch.setattr("gocore.nn.tactical.CHUNK_ROWS", 25)
+    np.testing.assert_array_equal(features.encode_games(stones, movers, "alphago48"), whole)
+    np.testing.assert_array_equal(encode_games_packed(stones, movers, "alphago48"), features.pack_planes(whole))
