@@ -101,7 +101,9 @@ def ingest(
     sources: Annotated[list[str], typer.Argument(help="URLs, file:// URLs, local paths, catalog names like cgos-9x9:2023-01..2023-03, or GNU Go self-play: gnugo-9x9:level=1,games=100")],
     dataset: Annotated[str, typer.Option(help="dataset name: <data>/datasets/NAME")],
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
-    encoder: Annotated[str, typer.Option(help="feature encoder: agz17 or oneplane")] = "agz17",
+    encoder: Annotated[str, typer.Option(help="feature encoder: agz17 (AlphaGo Zero's stones), tactical (agz17 "
+                                         "+ liberties, captures, ladders), alphago48 / alphago49 (AlphaGo 2016's "
+                                         "policy / value input) or oneplane")] = "agz17",
     augment: Annotated[str, typer.Option(help="all8, random1 or none")] = "all8",
     size: Annotated[int, typer.Option(min=5, max=19, help="keep games of this board size")] = 9,
     handicap: Annotated[bool, typer.Option(help="keep handicap games")] = True,

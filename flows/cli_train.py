@@ -36,7 +36,8 @@ def train_command(
     selfplay: Annotated[str | None, typer.Option(help="self-play generations instead of a dataset: 3, 0..3 or 0,2")] = None,
     loop: Annotated[str | None, typer.Option(help="with --selfplay: the zero loop whose generations these are")] = None,
     family: Annotated[str, typer.Option(help="net family: policy (SL policy), value or dual (AlphaGo Zero)")] = "policy",
-    preset: Annotated[str, typer.Option(help="net size and schedule: tiny, small or full")] = "small",
+    preset: Annotated[str, typer.Option(help="net size and schedule: tiny, small, full, alphago (the 2016 "
+                                                    "paper's 13 layers of 192), or a size like b6c96")] = "small",
     steps: Annotated[int | None, typer.Option(min=1, help="optimizer steps (default: the preset's)")] = None,
     batch_size: Annotated[int | None, typer.Option(min=1, help="rows per step (default: the preset's)")] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i>, mps")] = "auto",
@@ -101,7 +102,7 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
     """(the data's facts, the TrainConfig, the run key); one red line for anything a user must fix."""
     from flows.train_supervised import families_to_train, training_config
     from gocore.nn.device import choose_device
-    from gocore.nn.nets import PRESETS as NET_PRESETS
+    from gocore.nn.nets import net_size
     from gocore.nn.training import TrainConfig
     from storage import layout
     from storage.datasets import DatasetError
@@ -111,8 +112,7 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
     with user_errors():
         try:
             families_to_train(family, also_value=False)
-            if preset not in NET_PRESETS:
-                raise ValueError(f"unknown preset {preset!r}; presets: {', '.join(NET_PRESETS)}")
+            net_size(preset)  # an unknown preset: one line naming the known ones
             config = objective_config(family, training_config(preset, steps, batch_size, device))
             config = dataclasses.replace(config, **dataclass_changes(TrainConfig, changes))
             choose_device(device)

@@ -19,6 +19,8 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from flows.runtime import artifact_key, prefect_api
+from gocore.nn.nets import PRESETS as NET_PRESETS
+from gocore.nn.nets import NetConfigError, net_size
 from gocore.nn.training import PRESETS, TrainConfig, TrainError
 from storage import layout
 from tasks.train import TrainResult, train_model
@@ -28,9 +30,14 @@ FAMILIES = ("policy", "value", "dual")
 
 def training_config(preset: str = "small", steps: int | None = None, batch_size: int | None = None,
                     device: str = "auto") -> TrainConfig:
-    """The training preset with the given steps, batch size and device; TrainError if unknown."""
+    """The training preset with the given steps, batch size and device; TrainError if unknown. A
+    net-size preset without a schedule of its own (alphago, b6c96) trains with its size's schedule."""
     if preset not in PRESETS:
-        raise TrainError(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
+        try:
+            preset = net_size(preset).schedule
+        except NetConfigError:
+            raise TrainError(f"unknown preset {preset!r}; presets: {', '.join(NET_PRESETS)}, "
+                             "or a net size such as b6c96") from None
     changes: dict[str, Any] = {"device": device}
     if steps is not None:
         changes["steps"] = steps

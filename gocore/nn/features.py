@@ -3,10 +3,13 @@
 An `Encoder` is a named list of `Plane`s; its plane count is the length of that list. Every
 encoder produces 0/1 uint8 planes shaped (C, N, N). Perspective: "own" and "opponent" are
 relative to the side to move at the encoded position, also for history planes (AlphaGo Zero).
-Boards before the first move of a game (or before a setup position) are empty. Start reading at
-`ENCODERS` and `encode_position`.
+Boards before the first move of a game (or before a setup position) are empty. Encoders:
+`agz17` and `oneplane` (stones), `alphago48`/`alphago49` (AlphaGo 2016's policy/value inputs)
+and `tactical` (agz17 plus liberties, captures, ladders, for small AlphaGo Zero nets). Value
+kinds (liberties, ladders, ...) are read by `gocore.nn.tactical` from `gocore.rules.tactics`.
+Start reading at `ENCODERS` and `encode_position`.
 
-Three ways in, one meaning (tests pin them to each other):
+Three ways in, one meaning (tests pin them to each other, also under the 8 symmetries):
 
 - `encode_position(position, name)`: the plain reference, from ``Position.stones/history``
   (`encode_positions` is its batched form, for search);
@@ -19,44 +22,74 @@ Three ways in, one meaning (tests pin them to each other):
 On disk a row of planes is ``numpy.packbits(planes_uint8_of_shape_(C, N, N))``: C order,
 default (big) bit order, ``packed_nbytes(C, N)`` bytes.
 
-Adding an encoder (e.g. AlphaGo's 48 planes) means adding plane kinds to `PLANE_KINDS`, to the
-reference `_reference_plane` and to the two batch paths (`encode_games`, `gocore.nn.packed`),
-then one `ENCODERS` entry.
+Adding an encoder from existing kinds is one `ENCODERS` entry. A new plane kind goes into
+`PLANE_KINDS`, the reference `_reference_plane`, `_fill_planes` (encode_games and
+encode_positions) and `gocore.nn.packed`; a new value kind into `gocore.nn.tactical`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from gocore.rules import symmetry
+from gocore.nn import tactical
+from gocore.nn.tactical import BINARY_KINDS, LADDER_KINDS, RANGE_LIMIT, STONE_VALUE_KINDS, VALUE_KINDS
+from gocore.rules import symmetry, tactics
 from gocore.rules.board import HISTORY_LENGTH, Position
 
-# own: stones of the side to move; opponent: the other side's; black_to_play: all ones if black
-# is to move at the encoded position (the lag does not apply).
-PLANE_KINDS = ("own", "opponent", "black_to_play")
-_OWN, _OPPONENT, _BLACK_TO_PLAY = range(3)
+# Stone kinds, on the board `lag` moves before the position: own (stones of the side to move),
+# opponent, empty. Whole-board kinds: black_to_play (1s if black is to move), ones, zeros, passed
+# (1s if the last move was a pass). Value kinds (`gocore.nn.tactical`): 1 where the point's number
+# lies in the plane's range [low, high]: turns_since, liberties (either colour), own_/opponent_
+# liberties, and for the mover's legal moves capture_size, self_atari_size, liberties_after,
+# ladder_capture, ladder_escape, sensible (legal and not filling an own one-point eye).
+STONE_KINDS = ("own", "opponent", "empty")
+PLANE_KINDS = STONE_KINDS + ("black_to_play", "ones", "zeros", "passed") + VALUE_KINDS
+_OWN, _OPPONENT, _EMPTY, _BLACK_TO_PLAY, _ONES, _ZEROS, _PASSED = range(7)
+FIRST_VALUE_KIND = 7  # kind code - FIRST_VALUE_KIND = row of `tactical` values
 
 
 @dataclass(frozen=True)
 class Plane:
-    """One input plane: `kind` (see PLANE_KINDS) on the board `lag` moves before the position."""
+    """One input plane: `kind` (see PLANE_KINDS) on the board `lag` moves before the position;
+    value kinds: 1 where the point's number is in [low, high] (high None: no upper bound)."""
 
     kind: str
     lag: int = 0
+    low: int = 1
+    high: int | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in PLANE_KINDS:
             raise ValueError(f"unknown plane kind {self.kind!r}; known: {', '.join(PLANE_KINDS)}")
-        if self.lag < 0 or (self.kind == "black_to_play" and self.lag):
+        if self.lag < 0 or (self.lag and self.kind not in STONE_KINDS):
             raise ValueError(f"plane {self.kind!r} cannot have lag {self.lag}")
+        ranged = self.kind in VALUE_KINDS and self.kind not in BINARY_KINDS
+        if not ranged and (self.low, self.high) != (1, None):
+            raise ValueError(f"plane {self.kind!r} takes no value range")
+        lowest = 1 if self.kind in STONE_VALUE_KINDS else 0
+        if ranged and not (lowest <= self.low < RANGE_LIMIT and (self.high is None or self.low <= self.high < RANGE_LIMIT)):
+            raise ValueError(f"plane {self.kind!r}: range {self.low}..{self.high} is not within {lowest}..{RANGE_LIMIT - 1}")
 
     @property
     def name(self) -> str:
-        """Readable name such as ``own[t-1]``."""
-        return self.kind if self.kind == "black_to_play" else f"{self.kind}[t{-self.lag or ''}]"
+        """Readable name such as ``own[t-1]``, ``liberties=2`` or ``capture_size>=7``."""
+        if self.kind in STONE_KINDS:
+            return f"{self.kind}[t{-self.lag or ''}]"
+        if self.kind not in VALUE_KINDS or self.kind in BINARY_KINDS:
+            return self.kind
+        if self.high is None:
+            return f"{self.kind}>={self.low}"
+        return f"{self.kind}={self.low}" + (f"..{self.high}" if self.high != self.low else "")
+
+    @property
+    def boards(self) -> int:
+        """Boards this plane reads: the position and the ones before it."""
+        if self.kind in STONE_KINDS:
+            return 1 + self.lag
+        return {"turns_since": tactical.TURNS_CAP, "passed": 2}.get(self.kind, 1)
 
 
 @dataclass(frozen=True)
@@ -67,6 +100,12 @@ class Encoder:
     planes: tuple[Plane, ...]
     description: str  # one line, for CLI help and dataset manifests
 
+    def __post_init__(self) -> None:
+        for kind in VALUE_KINDS:  # the packed kernel maps each value to at most one plane of its kind
+            ranges = sorted(tactical.stored_range(p.kind, p.low, p.high) for p in self.planes if p.kind == kind)
+            if any(b_low <= a_high for (_, a_high), (b_low, _) in zip(ranges, ranges[1:])):
+                raise ValueError(f"{self.name}: the {kind} planes' ranges overlap")
+
     @property
     def num_planes(self) -> int:
         """C, the number of planes."""
@@ -74,13 +113,23 @@ class Encoder:
 
     @property
     def history(self) -> int:
-        """Boards read per position: 1 + the largest lag."""
-        return 1 + max(plane.lag for plane in self.planes)
+        """Boards read per position: the position and the ones before it."""
+        return max(plane.boards for plane in self.planes)
 
     @property
     def plane_names(self) -> tuple[str, ...]:
         """Plane names in order."""
         return tuple(plane.name for plane in self.planes)
+
+    @property
+    def value_kinds(self) -> frozenset[str]:
+        """The `gocore.nn.tactical` value kinds its planes read."""
+        return frozenset(p.kind for p in self.planes if p.kind in VALUE_KINDS)
+
+    @property
+    def reads_ladders(self) -> bool:
+        """True if a plane needs ladder reading, the costly part of tactics."""
+        return any(p.kind in LADDER_KINDS for p in self.planes)
 
 
 def _stone_history(boards: int) -> tuple[Plane, ...]:
@@ -88,11 +137,36 @@ def _stone_history(boards: int) -> tuple[Plane, ...]:
     return tuple(Plane(kind, lag) for lag in range(boards) for kind in ("own", "opponent"))
 
 
+def _one_hot(kind: str, first: int, count: int) -> tuple[Plane, ...]:
+    """`count` planes kind=first, kind=first+1, ..., the last one open-ended (kind>=...)."""
+    return tuple(Plane(kind, low=v, high=None if v == first + count - 1 else v) for v in range(first, first + count))
+
+
 AGZ17 = Encoder("agz17", _stone_history(8) + (Plane("black_to_play"),),
                 "AlphaGo Zero: own/opponent stones at t..t-7, then 1s if black is to move")
 ONEPLANE = Encoder("oneplane", _stone_history(1),
                    "current stones: own, opponent (to_signed gives one +1/-1/0 plane)")
-ENCODERS: dict[str, Encoder] = {encoder.name: encoder for encoder in (AGZ17, ONEPLANE)}
+# Extended Data Table 2 of Silver et al. 2016, in its order; one-hot counts as RocAlphaGo reads
+# them: liberties, turns since, self-atari size and liberties after 1..7, >=8; capture size 0..6, >=7.
+ALPHAGO48 = Encoder(
+    "alphago48",
+    (Plane("own"), Plane("opponent"), Plane("empty"), Plane("ones")) + _one_hot("turns_since", 1, 8)
+    + _one_hot("liberties", 1, 8) + _one_hot("capture_size", 0, 8) + _one_hot("self_atari_size", 1, 8)
+    + _one_hot("liberties_after", 1, 8)
+    + (Plane("ladder_capture"), Plane("ladder_escape"), Plane("sensible"), Plane("zeros")),
+    "AlphaGo 2016 policy input: stones, ones, turns since, liberties, capture/self-atari size, "
+    "liberties after, ladders, sensibleness, zeros")
+ALPHAGO49 = Encoder("alphago49", ALPHAGO48.planes + (Plane("black_to_play"),),
+                    "AlphaGo 2016 value input: alphago48 plus the player colour (1s if black is to move)")
+# agz17 first (a net trained on agz17 can start a tactical one: the extra planes' weights at 0).
+TACTICAL = Encoder(
+    "tactical",
+    AGZ17.planes + (Plane("ones"),) + _one_hot("own_liberties", 1, 4) + _one_hot("opponent_liberties", 1, 4)
+    + (Plane("capture_size", low=1), Plane("self_atari_size", low=1), Plane("ladder_capture"),
+       Plane("ladder_escape"), Plane("passed"), Plane("sensible")),
+    "agz17 plus ones, own/opponent liberties 1,2,3,>=4, captures, self-atari, ladders, "
+    "opponent passed, sensible moves")
+ENCODERS: dict[str, Encoder] = {e.name: e for e in (AGZ17, ONEPLANE, TACTICAL, ALPHAGO48, ALPHAGO49)}
 
 
 def get_encoder(name: str | Encoder) -> Encoder:
@@ -113,13 +187,18 @@ def to_signed(planes: np.ndarray) -> np.ndarray:
 
 
 # ---------------------------------------------------------------- reference: one position
-def _reference_plane(plane: Plane, boards: Sequence[np.ndarray], to_play: int) -> np.ndarray:
-    """One (N, N) bool plane; boards[k] is the board k moves ago (missing = empty)."""
-    size = boards[0].shape[0]
-    if plane.kind == "black_to_play":
-        return np.full((size, size), to_play == 1)
-    board = boards[plane.lag] if plane.lag < len(boards) else np.zeros((size, size), np.int8)
-    return board == (to_play if plane.kind == "own" else -to_play)
+def _reference_plane(plane: Plane, boards: Sequence[np.ndarray], position: Position,
+                     readings: np.ndarray | None) -> np.ndarray:
+    """One (N, N) bool plane; boards[k] is the board k moves ago (missing = empty); readings
+    (ROWS, N, N) of `tactics` for the side to move, if the encoder needs them."""
+    size, to_play = position.size, position.to_play
+    whole = {"black_to_play": to_play == 1, "ones": True, "zeros": False, "passed": position.last_move == size * size}
+    if plane.kind in whole:
+        return np.full((size, size), whole[plane.kind])
+    if plane.kind in STONE_KINDS:
+        board = boards[plane.lag] if plane.lag < len(boards) else np.zeros((size, size), np.int8)
+        return board == {"own": to_play, "opponent": -to_play, "empty": 0}[plane.kind]
+    return tactical.reference_plane(plane.kind, plane.low, plane.high, boards, to_play, readings)
 
 
 def encode_position(position: Position, encoder: str | Encoder) -> np.ndarray:
@@ -128,33 +207,63 @@ def encode_position(position: Position, encoder: str | Encoder) -> np.ndarray:
     if enc.history > 1 + HISTORY_LENGTH:
         raise ValueError(f"{enc.name} reads {enc.history} boards; Position keeps {1 + HISTORY_LENGTH}")
     boards = (position.stones,) + tuple(position.history)  # most recent first
-    planes = np.stack([_reference_plane(p, boards, position.to_play) for p in enc.planes])
+    readings = None
+    if enc.value_kinds - {"turns_since"}:
+        rows = tactics.analyse_positions([position], ladders=enc.reads_ladders)[0]
+        readings = rows.reshape(tactics.ROWS, position.size, position.size)
+    planes = np.stack([_reference_plane(p, boards, position, readings) for p in enc.planes])
     return planes.astype(np.uint8)  # (C, N, N)
+
+
+# ---------------------------------------------------------------- the batch paths
+@dataclass(frozen=True)
+class PlaneTable:
+    """An encoder as arrays, for the batch paths: per plane (C,) int64 each."""
+
+    kinds: np.ndarray  # code: index into PLANE_KINDS
+    lags: np.ndarray  # stone kinds: boards back
+    lows: np.ndarray  # value kinds: inclusive range in `tactical` values' units
+    highs: np.ndarray
+
+
+def plane_table(enc: Encoder) -> PlaneTable:
+    """The encoder's planes as arrays."""
+    ranges = [tactical.stored_range(p.kind, p.low, p.high) if p.kind in VALUE_KINDS else (0, 0) for p in enc.planes]
+    return PlaneTable(kinds=np.array([PLANE_KINDS.index(p.kind) for p in enc.planes], np.int64),
+                      lags=np.array([p.lag for p in enc.planes], np.int64),
+                      lows=np.array([r[0] for r in ranges], np.int64), highs=np.array([r[1] for r in ranges], np.int64))
+
+
+def _fill_planes(planes: np.ndarray, table: PlaneTable, board_at: Callable[[int], np.ndarray], movers: np.ndarray,
+                 passed: np.ndarray, values: np.ndarray | None) -> None:
+    """planes (R, C, N*N) bool from board_at(lag) (R, N*N) (each row's board `lag` moves back),
+    movers (R,), passed (R,) bool and `tactical` values (R, K, N*N)."""
+    wanted = {_OWN: 1, _OPPONENT: -1, _EMPTY: 0}
+    for c, kind in enumerate(table.kinds):
+        if kind in wanted:
+            planes[:, c] = board_at(int(table.lags[c])) == movers[:, None] * wanted[kind]
+        elif kind >= FIRST_VALUE_KIND:
+            number = values[:, kind - FIRST_VALUE_KIND]  # (R, N*N)
+            planes[:, c] = (number >= table.lows[c]) & (number <= table.highs[c])
+        else:
+            whole = {_BLACK_TO_PLAY: movers == 1, _PASSED: passed, _ONES: True, _ZEROS: False}[kind]
+            planes[:, c] = np.asarray(whole)[..., None] if np.ndim(whole) else whole
 
 
 def encode_positions(positions: Sequence[Position], encoder: str | Encoder) -> np.ndarray:
     """(B, C, N, N) uint8 planes of many positions at once (search batches); = encode_position each."""
     enc = get_encoder(encoder)
-    size = positions[0].size
-    boards = np.zeros((len(positions), enc.history, size, size), np.int8)  # (B, H, N, N) most recent first
+    size, table = positions[0].size, plane_table(enc)
+    boards = np.zeros((len(positions), 1 + max(table.lags), size * size), np.int8)  # (B, H, N*N) most recent first
     for i, position in enumerate(positions):
-        past = (position.stones,) + tuple(position.history[: enc.history - 1])
-        boards[i, : len(past)] = past
+        past = [position.stones] + list(position.history[: boards.shape[1] - 1])
+        boards[i, : len(past)] = np.reshape(past, (len(past), -1))
     movers = np.array([position.to_play for position in positions], np.int8)  # (B,)
-    kinds, lags = plane_table(enc)
-    wanted = movers[:, None] * np.where(kinds == _OWN, 1, -1).astype(np.int8)  # (B, C) colour
-    planes = boards[:, lags] == wanted[:, :, None, None]  # (B, C, N, N) bool
-    planes[:, kinds == _BLACK_TO_PLAY] = (movers == 1)[:, None, None, None]
-    return planes.view(np.uint8)
-
-
-# ---------------------------------------------------------------- many games, vectorized
-def plane_table(enc: Encoder) -> tuple[np.ndarray, np.ndarray]:
-    """(kinds (C,) int64 codes, lags (C,) int64) for the batch paths."""
-    kinds = np.array([PLANE_KINDS.index(p.kind) for p in enc.planes], dtype=np.int64)
-    if kinds.max() > _BLACK_TO_PLAY:  # a kind added to the reference but not to the batch paths
-        raise NotImplementedError(f"{enc.name}: plane kinds beyond {PLANE_KINDS[:3]} need batch support")
-    return kinds, np.array([p.lag for p in enc.planes], dtype=np.int64)
+    passed = np.array([position.last_move == size * size for position in positions])
+    values = tactical.position_values(positions, movers, enc.value_kinds, enc.reads_ladders) if enc.value_kinds else None
+    planes = np.empty((len(positions), enc.num_planes, size * size), np.bool_)
+    _fill_planes(planes, table, lambda lag: boards[:, lag], movers, passed, values)
+    return planes.view(np.uint8).reshape(len(positions), enc.num_planes, size, size)
 
 
 def concat_games(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.ndarray]
@@ -179,6 +288,16 @@ def concat_games(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.nda
     return boards, movers, starts, size
 
 
+def games_passed(boards: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """(R,) bool: the move before each position was a pass (its board did not change; never at a
+    game's first position)."""
+    passed = np.zeros(len(boards), np.bool_)
+    passed[1:] = np.all(boards[1:] == boards[:-1], axis=1)
+    firsts = starts[:-1]
+    passed[firsts[firsts < len(boards)]] = False  # a game without moves starts nowhere
+    return passed
+
+
 def encode_games(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.ndarray],
                  encoder: str | Encoder) -> np.ndarray:
     """(R, C, N, N) uint8 planes of every position (before each move) of every game, in order.
@@ -188,16 +307,15 @@ def encode_games(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.nda
     """
     enc = get_encoder(encoder)
     boards, movers, starts, size = concat_games(stones_list, movers_list)
-    kinds, lags = plane_table(enc)
+    table = plane_table(enc)
     rows = np.arange(len(movers))
     moves_in = rows - np.repeat(starts[:-1], np.diff(starts))  # (R,) t: moves played in the game
     empty = len(boards)  # index of an all-zero board, for history before the first move
-    boards = np.concatenate([boards, np.zeros((1, size * size), np.int8)])
-    source = np.where(moves_in[:, None] >= lags, rows[:, None] - lags, empty)  # (R, C)
-    wanted = movers[:, None] * np.where(kinds == _OWN, 1, -1).astype(np.int8)  # (R, C) colour
-    planes = boards[source] == wanted[:, :, None]  # (R, C, N*N) bool
-    is_colour = kinds == _BLACK_TO_PLAY
-    planes[:, is_colour, :] = (movers == 1)[:, None, None]
+    padded = np.concatenate([boards, np.zeros((1, size * size), np.int8)])
+    planes = np.empty((len(movers), enc.num_planes, size * size), np.bool_)
+    values = tactical.game_values(boards, movers, starts, size, enc.value_kinds, enc.reads_ladders)
+    _fill_planes(planes, table, lambda lag: padded[np.where(moves_in >= lag, rows - lag, empty)], movers,
+                 games_passed(boards, starts), values)
     return planes.view(np.uint8).reshape(len(movers), enc.num_planes, size, size)
 
 

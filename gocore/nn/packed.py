@@ -17,18 +17,23 @@ import numpy as np
 from numba import njit
 
 from gocore.nn.features import (
+    FIRST_VALUE_KIND,
     PLANE_KINDS,
     Encoder,
+    PlaneTable,
     concat_games,
+    games_passed,
     get_encoder,
     packed_nbytes,
     plane_table,
     symmetry_ids,
 )
+from gocore.nn.tactical import VALUE_CAP, VALUE_KINDS, game_values
 from gocore.rules import symmetry
 
 # Plane kind codes of `plane_table`, compile-time constants of the kernel.
-_OWN, _BLACK_TO_PLAY = PLANE_KINDS.index("own"), PLANE_KINDS.index("black_to_play")
+_OWN, _OPPONENT, _EMPTY, _BLACK_TO_PLAY, _ONES, _PASSED = (
+    PLANE_KINDS.index(kind) for kind in ("own", "opponent", "empty", "black_to_play", "ones", "passed"))
 # The kernel builds the packed rows as bits in uint64 words, most significant bit first, and
 # stores each word with its bytes swapped on little-endian hosts, so that the words read as
 # numpy.packbits bytes. Rows are whole bytes and contiguous, so all output rows form one bit
@@ -75,11 +80,26 @@ def _big_endian(word, swap):
 
 
 @njit(cache=True)
-def _encode_packed(boards, movers, starts, kinds, lags, perms, row_position, row_symmetry, stream, swap):
+def _value_bits(values, lut, rows_used, perm, vbits):
+    """vbits (C, W) uint64 ← the value planes of one position (values (K, N*N)) under one
+    symmetry: point x sets bit perm[x] of plane lut[k, values[k, x]] (if >= 0)."""
+    for kk in range(rows_used.shape[0]):
+        k = rows_used[kk]
+        for x in range(values.shape[1]):
+            c = lut[k, values[k, x]]
+            if c >= 0:
+                q = perm[x]
+                vbits[c, q >> 6] |= _ONE << np.uint64(63 - (q & 63))
+
+
+@njit(cache=True)
+def _encode_packed(boards, movers, starts, kinds, lags, values, lut, passed, perms, row_position, row_symmetry,
+                   stream, swap):
     """Write every output row into `stream` as one MSB-first bit stream, in output order: row i
     is position row_position[i] under perms[row_symmetry[i]]. The symmetric bit boards of all
-    positions are built first; rows are then appended plane by plane through one 64-bit
-    accumulator, so each output word is stored once, sequentially, whatever the row order."""
+    positions are built first; value planes (from `values` (R, K, N*N) through `lut`) are
+    scattered per row; rows are then appended plane by plane through one 64-bit accumulator, so
+    each output word is stored once, sequentially, whatever the row order."""
     n_sym, nn = perms.shape
     words = (nn + 63) // 64
     last_bits = nn - 64 * (words - 1)  # valid (top) bits of a plane's last word
@@ -95,25 +115,30 @@ def _encode_packed(boards, movers, starts, kinds, lags, perms, row_position, row
         _symmetric_bits(boards[first:last], perms, bits[:, first + 1:last + 1])
         for t in range(last - first):
             moves_in[first + t] = t
+    rows_used = np.flatnonzero((lut >= 0).sum(axis=1))  # value kinds some plane reads
+    vbits = np.zeros((kinds.shape[0], words), dtype=np.uint64)
     acc, filled, out = _ZERO, 0, 0  # bits waiting in acc (at its top), next word of stream
     for i in range(row_position.shape[0]):
         p, j = row_position[i], row_symmetry[i]
         t, own = moves_in[p], 0 if movers[p] == 1 else 1
+        if rows_used.shape[0]:
+            vbits[:] = _ZERO
+            _value_bits(values[p], lut, rows_used, perms[j], vbits)
         for c in range(kinds.shape[0]):
-            kind, board, colour = kinds[c], 0, 0  # board 0 is empty: planes before the first move
-            if kind == _BLACK_TO_PLAY:
-                if own != 0:
-                    colour = -1  # an all-zero plane
-            elif t >= lags[c]:
-                board, colour = p + 1 - lags[c], own if kind == _OWN else 1 - own
+            kind = kinds[c]
+            board = p + 1 - lags[c] if t >= lags[c] else 0  # board 0 is empty: before the first move
             for w in range(words):
                 n = 64 if w < words - 1 else last_bits
-                if colour < 0:
-                    v = _ZERO
-                elif kind == _BLACK_TO_PLAY:
+                if kind == _OWN or kind == _OPPONENT:
+                    v = bits[j, board, own if kind == _OWN else 1 - own, w]
+                elif kind == _EMPTY:
+                    v = ones[w] & ~(bits[j, board, 0, w] | bits[j, board, 1, w])
+                elif kind == _ONES or (kind == _BLACK_TO_PLAY and own == 0) or (kind == _PASSED and passed[p]):
                     v = ones[w]
+                elif kind >= FIRST_VALUE_KIND:
+                    v = vbits[c, w]
                 else:
-                    v = bits[j, board, colour, w]
+                    v = _ZERO
                 acc |= v >> np.uint64(filled)
                 if filled + n >= 64:  # a full word: store it, keep the bits of v that did not fit
                     stream[out] = _big_endian(acc, swap)
@@ -128,6 +153,15 @@ def _encode_packed(boards, movers, starts, kinds, lags, perms, row_position, row
             out, acc, filled = out + 1, _ZERO, filled - 64
     if filled:
         stream[out] = _big_endian(acc, swap)
+
+
+def value_lut(table: PlaneTable) -> np.ndarray:
+    """(K, VALUE_CAP + 1) int64: the plane a stored value of each value kind sets (-1: none)."""
+    lut = np.full((len(VALUE_KINDS), VALUE_CAP + 1), -1, np.int64)
+    for c, kind in enumerate(table.kinds):
+        if kind >= FIRST_VALUE_KIND:
+            lut[kind - FIRST_VALUE_KIND, table.lows[c]:table.highs[c] + 1] = c
+    return lut
 
 
 def encode_rows_packed(stones_list: Sequence[np.ndarray], movers_list: Sequence[np.ndarray],
@@ -149,11 +183,16 @@ def encode_rows_packed(stones_list: Sequence[np.ndarray], movers_list: Sequence[
     used = np.flatnonzero(counts)  # bit boards are built only for the symmetries used
     row_symmetry = (np.cumsum(counts > 0) - 1)[ids]  # (K,) index into used
     perms = np.ascontiguousarray(symmetry.move_table(size)[used, :-1])  # (S, N*N)
-    kinds, lags = plane_table(enc)
+    table = plane_table(enc)
+    values = game_values(boards, movers, starts, size, enc.value_kinds, enc.reads_ladders,
+                         wanted=np.bincount(positions, minlength=len(movers)) > 0)
+    if values is None:  # no value planes: the kernel never reads it
+        values = np.zeros((1, len(VALUE_KINDS), size * size), np.int8)
     rows, nbytes = len(positions), packed_nbytes(enc.num_planes, size)
     stream = np.empty((rows * nbytes + 7) // 8 + 1, dtype=np.uint64)  # all written; 1 spare word
-    _encode_packed(boards, movers, starts, kinds, lags, perms, positions,
-                   row_symmetry.astype(np.int64), stream, sys.byteorder == "little")
+    _encode_packed(boards, movers, starts, table.kinds, table.lags, values, value_lut(table),
+                   games_passed(boards, starts), perms, positions, row_symmetry.astype(np.int64), stream,
+                   sys.byteorder == "little")
     return stream.view(np.uint8)[: rows * nbytes].reshape(rows, nbytes)
 
 

@@ -75,7 +75,7 @@ def test_unknown_encoder_names_the_known_ones():
 
 def test_unknown_plane_kind_is_refused():
     with pytest.raises(ValueError, match="unknown plane kind"):
-        features.Plane("liberties")
+        features.Plane("atari")
 
 
 # ---------------------------------------------------------------- agz17 and oneplane by hand
@@ -153,12 +153,13 @@ def test_encode_games_follows_movers_that_do_not_alternate():
     assert points(planes[2, 3]) == {SETUP_BLACK, B_CENTRE} and not planes[2, 16].any()
 
 
-def test_encode_games_keeps_games_apart_and_allows_empty_games(random_games):
+@pytest.mark.parametrize("encoder", ["agz17", "tactical", "alphago48"])
+def test_encode_games_keeps_games_apart_and_allows_empty_games(random_games, encoder):
     start, moves = random_games[0]
     stones, movers = replay_moves(start, moves)
     empty_stones, empty_movers = replay_moves(start, [])
-    both = features.encode_games([stones, empty_stones, stones], [movers, empty_movers, movers], "agz17")
-    alone = features.encode_games([stones], [movers], "agz17")
+    both = features.encode_games([stones, empty_stones, stones], [movers, empty_movers, movers], encoder)
+    alone = features.encode_games([stones], [movers], encoder)
     np.testing.assert_array_equal(both, np.concatenate([alone, alone]))  # no history leaks across games
 
 
@@ -246,7 +247,8 @@ def test_encode_games_packed_equals_encode_augment_pack(random_games, encoder, o
                                       expected)
 
 
-def test_encode_games_packed_on_19x19_from_a_setup_with_passes_and_empty_games():
+@pytest.mark.parametrize("encoder", ["agz17", "tactical", "alphago48"])
+def test_encode_games_packed_on_19x19_from_a_setup_with_passes_and_empty_games(encoder):
     rng = np.random.default_rng(19)
     start = Position.from_setup(19, black=[60, 72, 288], white=[300, 30])
     position, moves = start, []
@@ -255,10 +257,11 @@ def test_encode_games_packed_on_19x19_from_a_setup_with_passes_and_empty_games()
         move = 361 if len(moves) == 7 else int(rng.choice(legal))
         position, moves = position.play(move), moves + [move]
     stones_list, movers_list, all_moves = replays([(start, moves), (start, []), (start, moves[:5])])
-    planes = features.encode_games(stones_list, movers_list, "agz17")
+    planes = features.encode_games(stones_list, movers_list, encoder)
     expected = features.pack_planes(features.augment(planes, all_moves, symmetry.SYMMETRIES, 19)[0])
-    packed = encode_games_packed(stones_list, movers_list, "agz17", symmetry.SYMMETRIES)
-    assert packed.shape == (45 * 8, 768) and packed.flags.c_contiguous
+    packed = encode_games_packed(stones_list, movers_list, encoder, symmetry.SYMMETRIES)
+    nbytes = features.packed_nbytes(features.get_encoder(encoder).num_planes, 19)
+    assert packed.shape == (45 * 8, nbytes) and packed.flags.c_contiguous
     np.testing.assert_array_equal(packed, expected)
 
 
@@ -291,7 +294,7 @@ def test_encode_rows_packed_with_a_symmetry_per_row_equals_transform_rows_then_p
         encode_rows_packed(stones_list, movers_list, encoder, rows, ks[1:])
 
 
-@pytest.mark.parametrize("encoder", ["agz17", "oneplane"])
+@pytest.mark.parametrize("encoder", sorted(features.ENCODERS))
 def test_encode_positions_equals_encode_position_for_each(encoder):
     rng = np.random.default_rng(5)
     positions = []

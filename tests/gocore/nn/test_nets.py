@@ -18,6 +18,7 @@ from gocore.nn.nets import (
     RolloutPolicy,
     ValueNet,
     build_net,
+    net_size,
     parameter_count,
     preset,
 )
@@ -26,7 +27,7 @@ from gocore.nn.patterns import DISTANCE0, LINE0, NUM_FEATURES, TACTICS0
 SIZES = (5, 9, 13, 19)
 PLANE_FAMILIES = tuple(f for f in FAMILIES if f != "rollout")  # the rollout policy reads feature ids
 CASES = [(family, name, size) for family in PLANE_FAMILIES for name in PRESETS for size in SIZES
-         if not (size == 19 and name == "full")]  # 19x19 only with the small presets, for speed
+         if not (size == 19 and name in ("full", "alphago"))]  # 19x19 only with the small presets, for speed
 
 
 def _outputs(net: torch.nn.Module, planes: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
@@ -207,3 +208,43 @@ def test_rollout_policy_logits_are_sums_of_feature_weights_over_candidates() -> 
     assert logits[0, 1].item() == float("-inf")
     with pytest.raises(ValueError, match="feature ids"):
         net(torch.zeros(2, 17, 9, 9))
+
+
+# ---------------------------------------------------------------- the AlphaGo paper's shapes, custom sizes
+def _convs(net: torch.nn.Module) -> list[torch.nn.Conv2d]:
+    return [m for m in net.modules() if isinstance(m, torch.nn.Conv2d)]
+
+
+def test_alphago_policy_net_is_the_papers_13_layers_of_192_filters() -> None:
+    net = build_net(preset("alphago", 19, 48, "policy", encoder="alphago48"))
+    convs = _convs(net)
+    assert [c.kernel_size for c in convs] == [(5, 5)] + [(3, 3)] * 11 + [(1, 1)]  # 13 layers
+    assert [c.out_channels for c in convs] == [192] * 12 + [1] and convs[0].in_channels == 48
+    assert net.points.point_bias.shape == (361,)  # a different bias for each position
+    weights = 48 * 192 * 25 + 11 * 192 * 192 * 9 + 192  # convs, then the 1x1 output (no conv bias)
+    biases = 12 * 192 + 361
+    assert parameter_count(net) == weights + biases + 192 + 1  # + the pass logit (ours: pass is a move)
+
+
+def test_alphago_value_net_adds_a_1x1_conv_fc_256_and_tanh_to_the_same_stack() -> None:
+    net = build_net(preset("alphago", 19, 49, "value", encoder="alphago49")).eval()
+    convs = _convs(net)
+    assert [c.kernel_size for c in convs] == [(5, 5)] + [(3, 3)] * 11 + [(1, 1)]
+    assert convs[0].in_channels == 49 and net.fc1.out_features == 256 and net.fc2.out_features == 1
+    with torch.no_grad():
+        value = net(torch.randn(3, 49, 19, 19))
+    assert value.shape == (3,) and value.abs().max() <= 1
+
+
+@pytest.mark.parametrize(("name", "blocks", "filters", "hidden"),
+                         [("b6c96", 6, 96, 256), ("b11c128v64", 11, 128, 64), ("b0c8", 0, 8, 256)])
+def test_custom_sizes_are_named_blocks_then_filters(name: str, blocks: int, filters: int, hidden: int) -> None:
+    config = preset(name, 9, 17, "dual")
+    assert (config.blocks, config.filters, config.value_hidden) == (blocks, filters, hidden)
+    assert net_size(name).schedule == "small"
+
+
+@pytest.mark.parametrize("name", ["huge", "b6", "c96", "b6c96x", "b6c0"])
+def test_unknown_or_impossible_sizes_are_refused_in_one_line(name: str) -> None:
+    with pytest.raises(NetConfigError, match="preset|filters"):
+        preset(name, 9, 17)
