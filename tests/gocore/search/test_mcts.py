@@ -318,3 +318,29 @@ def test_resign_rule_needs_a_streak_below_the_threshold():
     assert not wants_resign([-0.95], -0.9)
     assert not wants_resign([-0.95, -0.5], -0.9)
     assert not wants_resign([-1.0, -1.0], None)
+
+
+class PassingEvaluator:
+    """Priors that favour passing (as a net trained on GNU Go's finished games does), value 0."""
+
+    def evaluate(self, positions):
+        from gocore.nn.inference import legal_mask
+
+        legal = legal_mask(positions).astype(np.float32)  # (B, N*N+1)
+        legal[:, -1] *= 50.0
+        return legal / legal.sum(axis=1, keepdims=True), np.zeros(len(positions), np.float32)
+
+
+def test_a_search_may_pass_first_on_a_settled_board_only_when_asked():
+    settled = position_from_ascii("""
+        . X O . .
+        X X O . .
+        X O O . .
+        X O . O .
+        . X O . .
+    """, to_play=1)
+    config = MCTSConfig(simulations=40, temperature_moves=0)
+    plain = search_one(settled, config, evaluator=PassingEvaluator())[0].search()[0]
+    passing = search_one(settled, config.replace(pass_when_settled=True), evaluator=PassingEvaluator())[0].search()[0]
+    assert plain.visits[-1] == 0 and plain.move != 25  # the default keeps AlphaGo Zero's rule
+    assert passing.move == 25  # with the rule, the favoured pass is searched and played
