@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run lint test bench clean
+.PHONY: install run lint docs test bench clean
 
 # Re-install only when the dependency lists change. The constraints file pins every version
 # verified together (torch CPU build, prefect 3.8.8 with fastapi<0.151, mlflow 3.17.2).
@@ -20,10 +20,16 @@ install: $(STAMP)
 run: install
 	$(BIN)/gozero run
 
-# Style and the layer contracts (flows -> tasks -> {storage, gocore}; gocore: rules <- nn <- search <- play).
+# Style, the layer contracts (flows -> tasks -> {storage, gocore}; gocore: rules <- nn <- search <- play),
+# and the docs (mkdocs.yml): --strict fails on a broken link or anchor, or a page left out of the nav.
 lint: install
 	$(BIN)/ruff check .
 	PYTHONPATH=$(CURDIR) $(BIN)/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet
+
+# The docs on http://127.0.0.1:8000, rebuilt on every save.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 test: lint
 	$(BIN)/python -m pytest -q
@@ -39,7 +45,7 @@ bench: install
 	$(BIN)/python -m benchmarks.rollout
 	$(BIN)/python -m benchmarks.alphago_rl
 	$(BIN)/python -m benchmarks.loop --memory-only --games 200 --sims 32
-	$(BIN)/python -m benchmarks.learning_curve --png benchmarks/results/learning_curve.png
+	$(BIN)/python -m benchmarks.learning_curve --png docs/results/learning_curve.png
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis build *.egg-info
+	rm -rf $(VENV) .pytest_cache .hypothesis build site *.egg-info
