@@ -1,6 +1,6 @@
-"""README.md's Deployments block against a real Prefect server and process worker.
+"""docs/deployments.md's server block against a real Prefect server and process worker.
 
-The block is taken from README.md and run as written, by bash, from the checkout: server, work
+The block is taken from docs/deployments.md and run as written, by bash, from the checkout: server, work
 pool, `prefect deploy --all` of prefect.yaml, a process worker, and a `--watch`ed run of
 `ingest/local-folder`; the only change is a free port instead of 4200. The walkthrough's self-play
 games, which the block copies into `<data>/inbox`, are stood in for by 4 random games. Costs ~30-60 s
@@ -23,10 +23,10 @@ import pytest
 from gocore.play.match import play_game
 from gocore.rules import sgf, sgf_read
 from gocore.search.agents import RandomAgent
-from tests.test_readme import readme_blocks
+from tests.test_readme import DOCS, sh_blocks
 
 REPO = Path(__file__).resolve().parents[2]
-README_PORT = "127.0.0.1:4200"
+DOCS_PORT = "127.0.0.1:4200"
 
 
 def free_port() -> int:
@@ -35,14 +35,13 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def readme_deployment_script(port: int) -> str:
-    """The README's Deployments block (marked ``# needs: server``), on `port` instead of 4200."""
-    blocks = [block for block in readme_blocks() if block.heading.startswith("Deployments")
-              and (block.needs or "").startswith("server")]
-    assert len(blocks) == 1, "README.md's Deployments section must have one '# needs: server' block"
+def docs_deployment_script(port: int) -> str:
+    """docs/deployments.md's block (marked ``# needs: server``), on `port` instead of 4200."""
+    blocks = [block for block in sh_blocks(DOCS / "deployments.md") if (block.needs or "").startswith("server")]
+    assert len(blocks) == 1, "docs/deployments.md must have one '# needs: server' block"
     script = blocks[0].script()
-    assert README_PORT in script and "prefect server start" in script
-    return script.replace(README_PORT, f"127.0.0.1:{port}")
+    assert DOCS_PORT in script and "prefect server start" in script
+    return script.replace(DOCS_PORT, f"127.0.0.1:{port}")
 
 
 def stop_group(process: subprocess.Popen, seconds: float = 30) -> None:
@@ -87,7 +86,7 @@ def write_games(folder: Path, count: int) -> int:
     return moves
 
 
-def test_the_readme_deployments_block_runs_local_folder_on_a_process_worker(tmp_path: Path) -> None:
+def test_the_docs_deployments_block_runs_local_folder_on_a_process_worker(tmp_path: Path) -> None:
     data = tmp_path / "data"
     moves = write_games(data / "selfplay" / "gen=0" / "games", 4)  # what the walkthrough's self-play left
     port = free_port()
@@ -96,7 +95,7 @@ def test_the_readme_deployments_block_runs_local_folder_on_a_process_worker(tmp_
                PREFECT_SERVER_ANALYTICS_ENABLED="false", DO_NOT_TRACK="true", GOZERO_DATA=str(data),
                PYTHONPATH=str(REPO),  # this checkout's code, even if the venv's editable install is another's
                PATH=f"{Path(sys.executable).parent}{os.pathsep}{env['PATH']}")  # the venv, as if activated
-    script = readme_deployment_script(port)
+    script = docs_deployment_script(port)
     log = tmp_path / "script.log"
     with log.open("w") as out:
         shell = subprocess.Popen(["bash", "-c", "set -eo pipefail\n" + script], cwd=REPO, env=env,
@@ -108,7 +107,7 @@ def test_the_readme_deployments_block_runs_local_folder_on_a_process_worker(tmp_
         code = None
     finally:
         stop_group(shell)
-    assert code == 0, f"README Deployments block {'timed out' if code is None else f'exited {code}'}:\n" \
+    assert code == 0, f"docs/deployments.md block {'timed out' if code is None else f'exited {code}'}:\n" \
                       f"--- script\n{script}--- output\n{log.read_text()[-6000:]}"
 
     from storage import datasets
