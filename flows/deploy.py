@@ -1,4 +1,4 @@
-"""Apply gozero's deployments to a Prefect server: what `gozero serve` and the README's manual steps do.
+"""Apply gozero's deployments to a Prefect server: what `gozero serve` and docs/deployments.md's manual steps do.
 
 `apply_deployments(api_url)` makes the server ready to run every deployment in prefect.yaml:
 - the `gpu` task-tag concurrency limit (1), so two flows never train on one GPU at once (training

@@ -30,7 +30,7 @@ from tasks.ladder import fit
 from tasks.players import parse_player
 from tasks.zero import ModelRef
 
-KEY_PAIRS = (("alphago", "sl"), ("alphago", "uct"))  # the pairs the README compares with the replication
+KEY_PAIRS = (("alphago", "sl"), ("alphago", "uct"))  # the pairs docs/alphago.md compares with the replication
 
 
 @dataclass(frozen=True)

@@ -40,7 +40,7 @@ class StrongSettings:
     encoder: str = "tactical"
     """Feature encoder of the dataset and every net: `tactical` (agz17's planes plus liberties, captures,
     self-atari and ladders) gave a tiny net 43.9 % validation top-1 against agz17's 39.0 % on the same
-    300 GNU Go games (README, "Feature encoders")."""
+    300 GNU Go games (docs/results, "feature encoders, agz17 vs tactical")."""
     preset: str = "tiny"
     """Net preset (tiny, small, full) of the supervised net and the loop."""
     sl_steps: int = 4000

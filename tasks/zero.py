@@ -46,7 +46,7 @@ TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "for
 """What each technique was in a loop.json without its key (they were recorded only when on)."""
 TECHNIQUE_DEFAULTS: dict[str, Any] = {**TECHNIQUES_OFF, "aux_heads": True, "search": "gumbel"}
 """Each technique for a new loop that does not choose it; on only once it has won its own A/B at equal
-budget (README "Strength at equal budget"): the auxiliary heads 140 of 200 against the plain loop,
+budget (docs/results: the A/B sections): the auxiliary heads 140 of 200 against the plain loop,
 Gumbel root search 148 of 200 against the loop with the heads. Forced playouts (89 of 200) and the
 playout cap (106 of 200) did not win theirs."""
 
@@ -379,7 +379,7 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
 
 
 def main_job_settings(generations: int = 4, games: int = 200, sims: int = 16, **overrides: Any) -> LoopSettings:
-    """`gozero run`'s loop, tuned on 2 cores (README, "The AlphaGo Zero loop"): 9x9, tiny net, every
+    """`gozero run`'s loop, tuned on 2 cores (docs/zero-loop.md): 9x9, tiny net, every
     candidate promoted (a gate would cost as much as a generation), every row kept, each sampled about
     3 times, a high lr; no ladder games inside the loop unless `overrides` ask for them."""
     return LoopSettings(**{"loop": "run-9x9", "size": 9, "generations": generations, "games": games, "sims": sims,

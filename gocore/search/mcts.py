@@ -78,7 +78,7 @@ class MCTSConfig:
     """Keep the subtree of the move played (its statistics) for the next search."""
     sensible_moves: bool = True
     """Search `board.candidate_moves` (no own-eye filling, no early pass) rather than every legal
-    move, as pure AlphaGo Zero does: on 2 CPU cores its first nets then learned nothing (README)."""
+    move, as pure AlphaGo Zero does: on 2 CPU cores its first nets then learned nothing (docs/results)."""
     full_search_prob: float = 1.0
     """Playout cap randomization (`targets`): share of self-play moves searched with `simulations`
     (noise, forced playouts) and recorded as rows; the rest get `fast_simulations`, no noise, no row."""
@@ -134,7 +134,7 @@ SELFPLAY = MCTSConfig(noise=True, resign_threshold=-0.9)  # AlphaGo Zero self-pl
 MATCH = MCTSConfig(temperature_moves=0, resign_threshold=-0.9, leaves_per_game=1)
 # The 2016 paper's c_puct and lambda, one leaf at a time: with 8 leaves a round (virtual loss) a
 # 10-simulation search is about 2 rounds that follow the priors; alphago-10 then won 53 of 100
-# against its own SL net, and 75 of 100 with 1 (README, "The AlphaGo (2016) pipeline").
+# against its own SL net, and 75 of 100 with 1 (docs/results, "the AlphaGo (2016) pipeline on 9x9").
 ALPHAGO = MCTSConfig(c_puct=5.0, temperature_moves=0, rollout_lambda=0.5, leaves_per_game=1)
 FAST = MCTSConfig(simulations=64, temperature_moves=0)  # tests and quick CPU games
 PRESETS: dict[str, MCTSConfig] = {"selfplay": SELFPLAY, "match": MATCH, "alphago": ALPHAGO, "fast": FAST}
