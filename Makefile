@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: install run lint docs test bench clean
+.PHONY: install run lint docs test test-fast test-system bench clean
 
 # Re-install only when the dependency lists change. The constraints file pins every version
 # verified together (torch CPU build, prefect 3.8.8 with fastapi<0.151, mlflow 3.17.2).
@@ -31,8 +31,16 @@ lint: install
 docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
+# Tiers (tests/conftest.py): test-fast for the edit-test loop, test-system for real processes,
+# test for all of them after lint (the README's test command, which .ci/run calls).
 test: lint
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
+
+test-fast: install
+	$(BIN)/python -m pytest -q -m "not system and not slow and not gnugo"
+
+test-system: install
+	$(BIN)/python -m pytest -q -m "system or slow or gnugo" --durations=25
 
 bench: install
 	$(BIN)/python -m benchmarks.rules

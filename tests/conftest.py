@@ -1,5 +1,13 @@
 """Test session set-up: Prefect and MLflow state live in a temp dir, never in the user's home.
 
+Tiers (Makefile):
+    make test-fast     unit and flow tests: not marked system, slow or gnugo
+    make test-system   tests/system/ (real servers and processes, SIGKILL reruns, Dask, Sabaki, the
+                       docs' sh blocks, the main job, the strength recipe and benchmarks), slow and
+                       GNU Go tests
+    make test          lint, then every tier (what .ci/run calls)
+Every test under tests/system/ is marked ``system`` here, so ``-m "not system"`` leaves them out.
+
 This runs before any test module imports Prefect (STACK-NOTES: the harness does not isolate
 PREFECT_HOME itself), so it must stay free of Prefect and MLflow imports at module level.
 """
@@ -62,3 +70,11 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.mkdir()
     monkeypatch.setenv("GOZERO_DATA", str(path))
     return path
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Mark every test under tests/system/ as a system test (the folder is the tier)."""
+    system = Path(__file__).parent / "system"
+    for item in items:
+        if system in Path(item.fspath).parents:
+            item.add_marker(pytest.mark.system)

@@ -1,5 +1,5 @@
 // Drives `gozero gtp` through Sabaki's GTP client, @sabaki/gtp (not written here), and reads the
-// analysis lines the way Sabaki does. Prints one JSON object for tests/flows/test_cli_gtp_sabaki.py.
+// analysis lines the way Sabaki does. Prints one JSON object for tests/system/test_cli_gtp_sabaki.py.
 //
 // usage: node sabaki_session.js PYTHON MODEL_DIR
 'use strict'

@@ -2,7 +2,7 @@
 mkdocs.yml's nav order (the walkthrough first), in order, in one empty directory.
 
 A block whose first line is ``# needs: internet ...`` or ``# needs: server ...`` is skipped with that
-reason (tests/flows/test_deployments.py runs docs/deployments.md's server block). Set-up lines are
+reason (tests/system/test_deployments.py runs docs/deployments.md's server block). Set-up lines are
 skipped because this test stands in for them: ``make ...`` (the venv exists: this is its python) and
 ``. .venv/bin/activate`` (the venv's bin comes first on PATH). Everything else runs with bash
 (``set -eo pipefail``) in a fresh temporary directory, with GOZERO_DATA a fresh data dir,
@@ -29,7 +29,7 @@ import pytest
 import yaml
 from markdown.extensions.toc import slugify
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 README = REPO / "README.md"
 DOCS = REPO / "docs"
 WALKTHROUGH = DOCS / "walkthrough.md"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 BENCHMARKS = sorted(path.stem for path in (REPO / "benchmarks").glob("*.py") if path.stem != "__init__")
 
 

@@ -23,7 +23,7 @@ import pytest
 from gocore.play.match import play_game
 from gocore.rules import sgf, sgf_read
 from gocore.search.agents import RandomAgent
-from tests.test_readme import DOCS, sh_blocks
+from tests.system.test_readme import DOCS, sh_blocks
 
 REPO = Path(__file__).resolve().parents[2]
 DOCS_PORT = "127.0.0.1:4200"
