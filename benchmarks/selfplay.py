@@ -49,8 +49,8 @@ from gocore.nn import features
 from gocore.nn.inference import NetEvaluator
 from gocore.nn.nets import build_net, preset
 from gocore.rules.board import Position
-from gocore.search.mcts import SELFPLAY, MCTSConfig, SearchedGame
-from gocore.search.selfplay import play_games
+from gocore.search.mcts import SELFPLAY, MCTSConfig
+from gocore.search.selfplay import SearchedGame, play_games
 
 SIZE = 9
 ENCODER = "agz17"

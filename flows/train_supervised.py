@@ -19,7 +19,7 @@ from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from flows.runtime import artifact_key, prefect_api
-from gocore.nn.nets import PRESETS as NET_PRESETS
+from gocore.nn.net_sizes import PRESETS as NET_PRESETS
 from gocore.nn.nets import NetConfigError, net_size
 from gocore.nn.training import PRESETS, TrainConfig, TrainError
 from storage import layout

@@ -40,7 +40,8 @@ from gocore.nn.training import RESUMABLE_CHANGES, TrainConfig, TrainError, Train
 from storage import checkpoints, datasets, layout, registry, run_dirs, runs
 from storage import selfplay as selfplay_files
 from storage.run_dirs import History
-from storage.stream import MixedStreamFactory, StreamFactory
+from storage.stream import StreamFactory
+from storage.stream_mix import MixedStreamFactory
 from tasks.rows import ROW_DECODER
 
 GPU_TAG = "gpu"  # on every training task: a concurrency limit of 1 on it (flows/deploy.py) keeps one per GPU

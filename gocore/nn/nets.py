@@ -5,7 +5,7 @@ Every net but the rollout policy (sparse feature ids of `gocore.nn.patterns`) re
 ``(B, in_planes, N, N)`` from an encoder in `gocore.nn.features` (it knows only the plane count)
 and scores moves over ``N*N + 1`` policy indices, row-major from the top-left, pass last (see
 `gocore.rules.coords`). Policies are raw logits; values are tanh scalars from the perspective of
-the side to move (+1 = side to move wins). Sizes: `PRESETS` by name, or `net_size` for any other.
+the side to move (+1 = side to move wins). Sizes: `gocore.nn.net_sizes`.
 
 Start reading at `DualNet`. Nets are tied to one board size: their fully connected heads have
 N*N inputs, as in both papers.
@@ -14,7 +14,6 @@ N*N inputs, as in both papers.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -24,15 +23,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from gocore.errors import GozeroError
 from gocore.nn import patterns
 from gocore.nn.aux_heads import DualOutput, OwnershipHead
+from gocore.nn.net_sizes import NetConfigError, net_size
 
 FAMILIES = ("dual", "policy", "value", "rollout", "rl")
-
-
-class NetConfigError(GozeroError, ValueError):
-    """A network config with an unknown key, a missing key or an impossible value."""
 
 
 @dataclass(frozen=True)
@@ -99,38 +94,6 @@ class NetConfig:
         if missing:
             raise NetConfigError(f"NetConfig needs keys {missing}")
         return cls(**data)
-
-
-@dataclass(frozen=True)
-class NetSize:
-    """A preset's trunk and head widths, independent of board size and encoder."""
-
-    blocks: int  # residual blocks (dual) or 3x3 conv layers after the 5x5 one (policy, value)
-    filters: int  # channels per trunk conv
-    value_hidden: int  # value head hidden width
-    schedule: str = "small"  # the training preset (gocore.nn.training.PRESETS) it trains with by default
-
-
-# AlphaGo 2016 (Methods): policy = 5x5 conv, 11 3x3 convs, 1x1 conv with a bias per point (13 layers of
-# k = 192; 128, 256, 384 also trained: b11c128, ...); value = the same 12 convs, 1x1 conv, FC 256, tanh.
-TINY = NetSize(blocks=4, filters=32, value_hidden=64, schedule="tiny")  # tests and minutes-long CPU runs
-SMALL = NetSize(blocks=6, filters=64, value_hidden=256)  # the 9x9 CPU workhorse
-FULL = NetSize(blocks=10, filters=128, value_hidden=256, schedule="full")  # GPU runs
-ALPHAGO = NetSize(blocks=11, filters=192, value_hidden=256, schedule="full")  # the paper's policy/value nets
-PRESETS: dict[str, NetSize] = {"tiny": TINY, "small": SMALL, "full": FULL, "alphago": ALPHAGO}
-_CUSTOM = re.compile(r"b(\d{1,3})c(\d{1,4})(?:v(\d{1,4}))?")
-
-
-def net_size(name: str) -> NetSize:
-    """The NetSize of preset `name`: a named one, or any size named as KataGo names its nets,
-    ``b<blocks>c<filters>[v<value hidden>]`` (b6c96: 6 blocks of 96 filters, value hidden 256)."""
-    if name in PRESETS:
-        return PRESETS[name]
-    custom = _CUSTOM.fullmatch(name)  # NetConfig refuses zero filters or value width
-    if custom is None:
-        raise NetConfigError(f"unknown preset {name!r}; presets: {', '.join(PRESETS)}, or a size such as b6c96 "
-                             "(6 blocks of 96 filters) or b11c192v256 (and a value head of 256)")
-    return NetSize(blocks=int(custom[1]), filters=int(custom[2]), value_hidden=int(custom[3] or 256))
 
 
 def preset(name: str, board_size: int, in_planes: int, family: str = "dual",

@@ -3,8 +3,8 @@
 Owns `MCTSConfig` and its presets, the search tree (`Node`: its children's N, W, P are numpy
 vectors, so the PUCT score is one expression, as in minigo), `BatchedSearch` (G games searched in
 lockstep: each round's leaves from every game go to the evaluator as one batch), move choice with
-a temperature, the resign rule, and `SearchedGame` (the record of a game that
-`selfplay.play_games` plays by search). Start reading at `BatchedSearch.search`.
+a temperature and the resign rule (`selfplay.SearchedGame` records a game played by search).
+Start reading at `BatchedSearch.search`.
 
 Perspective: ``child_W[m]`` sums values from the view of the player to move at the node, who is
 the one choosing m, so PUCT maximises ``Q + U`` at every level. A leaf value is from the leaf's
@@ -381,25 +381,3 @@ class BatchedSearch:
         q = root.child_W / np.maximum(root.child_N, 1.0)  # (N*N+1,) the mover's mean value per child
         move = choose_move(kept if total else root.child_P, tau_is_one, self.rng, q if total else None)
         return SearchResult(move, pi, root.q, visits, game not in self._fast)
-
-
-@dataclass
-class SearchedGame:
-    """One game played by search on both sides: the self-play record."""
-
-    start: Position
-    moves: list[int] = dataclasses.field(default_factory=list)
-    pis: list[np.ndarray] = dataclasses.field(default_factory=list)  # (N*N+1,) float32 per move
-    root_values: list[float] = dataclasses.field(default_factory=list)  # mover's view, per move
-    full: list[bool] = dataclasses.field(default_factory=list)  # per move: a full search (a training row)
-    final: Position | None = None
-    winner: int = 0  # +1 black, -1 white, 0 jigo
-    result: str = ""  # SGF RE text: "B+3.5", "W+R"
-    reason: str = ""  # "two-passes", "move-cap" or "resign"
-    can_resign: bool = True  # False in the resign_disabled_fraction of games
-    would_resign: int | None = None  # no-resign games: the colour that would have resigned first
-
-    @property
-    def is_false_resignation(self) -> bool:
-        """A no-resign game whose would-be resigner went on to win."""
-        return self.would_resign is not None and self.would_resign == self.winner

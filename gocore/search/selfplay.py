@@ -37,7 +37,6 @@ from gocore.search.mcts import (
     SELFPLAY,
     BatchedSearch,
     MCTSConfig,
-    SearchedGame,
     SearchResult,
     wants_resign,
 )
@@ -47,6 +46,28 @@ if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
 
 RULES = "Chinese"  # area scoring, positional superko: what the search's Tromp-Taylor count implements
+
+
+@dataclass
+class SearchedGame:
+    """One game played by search on both sides: the self-play record."""
+
+    start: Position
+    moves: list[int] = field(default_factory=list)
+    pis: list[np.ndarray] = field(default_factory=list)  # (N*N+1,) float32 per move
+    root_values: list[float] = field(default_factory=list)  # mover's view, per move
+    full: list[bool] = field(default_factory=list)  # per move: a full search (a training row)
+    final: Position | None = None
+    winner: int = 0  # +1 black, -1 white, 0 jigo
+    result: str = ""  # SGF RE text: "B+3.5", "W+R"
+    reason: str = ""  # "two-passes", "move-cap" or "resign"
+    can_resign: bool = True  # False in the resign_disabled_fraction of games
+    would_resign: int | None = None  # no-resign games: the colour that would have resigned first
+
+    @property
+    def is_false_resignation(self) -> bool:
+        """A no-resign game whose would-be resigner went on to win."""
+        return self.would_resign is not None and self.would_resign == self.winner
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from gocore.nn.training import TrainConfig, evaluate, train
 from gocore.rules import symmetry
 from gocore.rules.board import Position
 from gocore.rules.coords import pass_move
-from gocore.search.mcts import SearchedGame
-from gocore.search.selfplay import training_columns
+from gocore.search.selfplay import SearchedGame, training_columns
 from storage import datasets
 from storage.checkpoints import save_model
 from storage.schemas import AUX_COLUMNS, encoded_rows_table, selfplay_table

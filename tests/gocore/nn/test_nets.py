@@ -8,9 +8,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from gocore.nn.net_sizes import PRESETS
 from gocore.nn.nets import (
     FAMILIES,
-    PRESETS,
     DualNet,
     NetConfig,
     NetConfigError,
