@@ -6,6 +6,7 @@ Heavy imports (Prefect, torch, MLflow) happen inside the commands that need them
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +20,10 @@ from flows.cli_common import (
     THREADS_HELP,
     console,
     fail,
+    handle_interrupts,
+    interrupted_by,
     quiet_prefect,
+    report_interrupt,
     shard_progress,
     use_threads,
     user_errors,
@@ -164,12 +168,19 @@ app.add_typer(models_app, name="models")
 
 def main() -> None:
     """Console-script entry point: this process and the workers it starts keep freed memory
-    (`gocore.malloc`), then the command."""
+    (`gocore.malloc`); Ctrl-C and SIGTERM stop the command cleanly (`handle_interrupts`) and end
+    with one line, however the interrupt surfaced; then the command."""
     from gocore.malloc import keep_freed_memory
 
     keep_freed_memory()
-    app()
-
+    handle_interrupts()
+    try:
+        app()
+    except BaseException as error:
+        signum = interrupted_by()
+        if signum is None or (isinstance(error, SystemExit) and error.code in (0, None)):
+            raise
+        sys.exit(report_interrupt(signum))
 
 if __name__ == "__main__":
     main()
