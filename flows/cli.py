@@ -62,6 +62,8 @@ def play(
     from tasks.players import PlayerSettings, build_player, has_net
 
     settings = PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False)
+    if sgf_out is not None and sgf_out.exists():
+        raise fail(f"{sgf_out} already exists: give another --sgf path (or remove that file)")
     with user_errors():
         if has_net((black, white)):
             use_threads(threads)
@@ -115,6 +117,8 @@ def ingest(
     require_result: Annotated[bool, typer.Option(help="refuse games without a known winner")] = True,
     workers: Annotated[int | None, typer.Option(min=1, help="encoding processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run the encode tasks on this Dask scheduler")] = None,
+    replace: Annotated[bool, typer.Option(help="rebuild an existing dataset of this name from other sources or "
+                                          "options (else refused: models trained on it would point at new data)")] = False,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
@@ -130,7 +134,8 @@ def ingest(
 
     data = str(data_dir) if data_dir is not None else None
     with shard_progress(lambda: dataset_progress(data, dataset), "encoding shards"), user_errors():
-        facts = run_ingest(sources, dataset, data, options, workers=workers, dask_address=dask_address)
+        facts = run_ingest(sources, dataset, data, options, workers=workers, dask_address=dask_address,
+                           replace=replace)
     print_dataset_summary(dataset, facts)
 
 
