@@ -28,7 +28,7 @@ INTERRUPTED = "interrupted: rerun the same command to resume"
 class Cli:
     """`gozero selfplay` in its own session (a terminal's foreground group), output to a log."""
 
-    def __init__(self, data: Path, log: Path, games: int = GAMES):
+    def __init__(self, data: Path, log: Path, games: int = GAMES, command: tuple[str, ...] | None = None):
         # as a user runs it: no Prefect server configured, Prefect's logging level left to gozero
         unset = ("PREFECT_API_URL", "MLFLOW_TRACKING_URI", "PREFECT_LOGGING_LEVEL")
         env = {k: v for k, v in os.environ.items() if k not in unset}
@@ -36,11 +36,11 @@ class Cli:
         data.mkdir(parents=True, exist_ok=True)
         self.log = log
         with log.open("w") as out:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "flows.cli", "selfplay", "--model", "uniform", "--games", str(games),
-                 "--games-per-task", str(PER_TASK), "--sims", "8", "--size", "5", "--workers", "2",
-                 "--data-dir", str(data)], cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
-                start_new_session=True)
+            command = command or ("selfplay", "--model", "uniform", "--games", str(games), "--games-per-task",
+                                  str(PER_TASK), "--sims", "8", "--size", "5", "--workers", "2")
+            self.process = subprocess.Popen([sys.executable, "-m", "flows.cli", *command, "--data-dir", str(data)],
+                                            cwd=REPO, env=env, stdout=out, stderr=subprocess.STDOUT,
+                                            start_new_session=True)
         self.seen: set[psutil.Process] = set()
 
     def watch_until(self, happened: Callable[[], bool], timeout: float = 240) -> None:
@@ -113,12 +113,12 @@ def finished(data: Path) -> dict[str, bytes]:
             for p in sorted(generation(data).glob("shard-s*.json"))}
 
 
-def assert_one_line_and_status(cli: Cli, status: int | None, expected: int) -> None:
+def assert_one_line_and_status(cli: Cli, status: int | None, expected: int, lines: int = 2) -> None:
     output = cli.output()
     assert status == expected, f"exit {status}, expected {expected}: {output[-3000:]}"
-    assert output.count(INTERRUPTED) == 1, output[-3000:]
+    assert output.count(INTERRUPTED) == 1 and f"\n{INTERRUPTED}\n" in output, output[-3000:]
     assert "Traceback" not in output and "Error" not in output, output[-3000:]
-    assert len([line for line in output.splitlines() if line.strip()]) <= 2, output[-3000:]  # header + that line
+    assert len([line for line in output.splitlines() if line.strip()]) <= lines, output[-3000:]  # header + that line
 
 
 def assert_complete_without_duplicates(data: Path) -> None:
@@ -205,3 +205,38 @@ def test_no_process_outlives_the_cli_whichever_signal_ends_it(tmp_path: Path, si
             assert status == 128 + signal.SIGTERM, cli.output()[-3000:]
     finally:
         cli.kill()
+
+
+LOOP = ("loop", "--size", "5", "--generations", "1", "--games", "8", "--sims", "4", "--gate-games", "4",
+        "--ladder-opponents", "0", "--workers", "2")
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_the_loop_in_seconds_and_its_rerun_resumes_self_play_printing_full_lines(tmp_path: Path):
+    data = tmp_path / "data"
+    games = data / "loops" / "zero-5x5" / "selfplay" / "gen=1"
+    steps = data / "loops" / "zero-5x5" / "steps"
+    cli = Cli(data, tmp_path / "loop.log", command=LOOP)
+    try:
+        cli.watch_until(lambda: bool(list(games.glob("shard-s*.json"))), timeout=400)
+        cli.signal_group(signal.SIGINT)
+        started = time.monotonic()
+        status = cli.wait(timeout=10)
+        assert time.monotonic() - started < 10
+        assert_one_line_and_status(cli, status, 130, lines=3)  # header, the start step's line, that line
+        assert cli.survivors() == []
+    finally:
+        cli.kill()
+    rerun = Cli(data, tmp_path / "rerun.log", command=LOOP)
+    try:
+        rerun.watch_until(lambda: (steps / "gen-0001-selfplay.json").exists(), timeout=400)
+        time.sleep(1.0)  # the poller prints it
+        rerun.signal_group(signal.SIGINT)
+        assert rerun.wait(timeout=10) == 130
+    finally:
+        rerun.kill()
+    sidecars = [json.loads(p.read_bytes()) for p in games.glob("shard-s*.json")]
+    assert sum(s["games"] for s in sidecars) == 8 and len(list((games / "games").glob("*.sgf"))) == 8
+    selfplay_line = [line for line in rerun.output().splitlines() if line.startswith("gen 1 selfplay done:")]
+    assert len(selfplay_line) == 1 and "games 8, rows " in selfplay_line[0], rerun.output()[-3000:]
+    assert "…" not in rerun.output()
