@@ -6,6 +6,7 @@ Heavy imports (Prefect, torch, MLflow) happen inside the commands that need them
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 from typing import Annotated
@@ -19,7 +20,10 @@ from flows.cli_common import (
     THREADS_HELP,
     console,
     fail,
+    handle_interrupts,
+    interrupted_by,
     quiet_prefect,
+    report_interrupt,
     shard_progress,
     use_threads,
     user_errors,
@@ -58,6 +62,8 @@ def play(
     from tasks.players import PlayerSettings, build_player, has_net
 
     settings = PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False)
+    if sgf_out is not None and sgf_out.exists():
+        raise fail(f"{sgf_out} already exists: give another --sgf path (or remove that file)")
     with user_errors():
         if has_net((black, white)):
             use_threads(threads)
@@ -111,6 +117,8 @@ def ingest(
     require_result: Annotated[bool, typer.Option(help="refuse games without a known winner")] = True,
     workers: Annotated[int | None, typer.Option(min=1, help="encoding processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run the encode tasks on this Dask scheduler")] = None,
+    replace: Annotated[bool, typer.Option(help="rebuild an existing dataset of this name from other sources or "
+                                          "options (else refused: models trained on it would point at new data)")] = False,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
@@ -126,7 +134,8 @@ def ingest(
 
     data = str(data_dir) if data_dir is not None else None
     with shard_progress(lambda: dataset_progress(data, dataset), "encoding shards"), user_errors():
-        facts = run_ingest(sources, dataset, data, options, workers=workers, dask_address=dask_address)
+        facts = run_ingest(sources, dataset, data, options, workers=workers, dask_address=dask_address,
+                           replace=replace)
     print_dataset_summary(dataset, facts)
 
 
@@ -164,12 +173,19 @@ app.add_typer(models_app, name="models")
 
 def main() -> None:
     """Console-script entry point: this process and the workers it starts keep freed memory
-    (`gocore.malloc`), then the command."""
+    (`gocore.malloc`); Ctrl-C and SIGTERM stop the command cleanly (`handle_interrupts`) and end
+    with one line, however the interrupt surfaced; then the command."""
     from gocore.malloc import keep_freed_memory
 
     keep_freed_memory()
-    app()
-
+    handle_interrupts()
+    try:
+        app()
+    except BaseException as error:
+        signum = interrupted_by()
+        if signum is None or (isinstance(error, SystemExit) and error.code in (0, None)):
+            raise
+        sys.exit(report_interrupt(signum))
 
 if __name__ == "__main__":
     main()

@@ -1,11 +1,13 @@
 """What every `gozero` command shares: the consoles, the one-line error exit, quiet Prefect logs,
-the progress bar fed from files on disk, the streams of a stdin/stdout protocol."""
+the Ctrl-C and SIGTERM handling, the progress bar fed from files on disk, the streams of a
+stdin/stdout protocol."""
 
 from __future__ import annotations
 
 import contextlib
 import io
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator
@@ -15,6 +17,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+from gocore.children import stop_owned
 from gocore.errors import GozeroError
 
 DATA_DIR_HELP = "data dir (default: $GOZERO_DATA, else ~/.local/share/gozero or your platform's user data dir)"
@@ -27,6 +30,48 @@ def fail(message: str) -> typer.Exit:
     """Print one clear line on stderr (escaped, never wrapped) and give the exit to raise."""
     errors.print(f"[bold red]error:[/] {escape(message)}", soft_wrap=True)
     return typer.Exit(1)
+
+
+INTERRUPTED = "interrupted: rerun the same command to resume"
+STOP_SECONDS = 8.0  # after the first signal, the way out (workers, server, Prefect's states) gets this long
+_signals: list[int] = []  # the signals received, first first
+
+
+def handle_interrupts() -> None:
+    """The first Ctrl-C or SIGTERM raises KeyboardInterrupt in the main thread, so every `finally`
+    runs (pool workers and the temporary server stopped, the flow's state recorded) within
+    `STOP_SECONDS`; a second one, or that deadline, exits at once. Call in the main thread."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, _on_signal)
+
+
+def interrupted_by() -> int | None:
+    """The first interrupting signal received, or None."""
+    return _signals[0] if _signals else None
+
+
+def _on_signal(signum: int, frame: object) -> None:
+    if _signals:
+        _exit_now(signum)
+    _signals.append(signum)
+    deadline = threading.Timer(STOP_SECONDS, _exit_now, (signum,))
+    deadline.daemon = True
+    deadline.start()
+    raise KeyboardInterrupt
+
+
+def _exit_now(signum: int) -> None:
+    """Kill what this process started and exit, with no cleanup (workers die with it)."""
+    stop_owned()
+    with contextlib.suppress(OSError):
+        os.write(2, f"{INTERRUPTED}\n".encode())
+    os._exit(128 + signum)
+
+
+def report_interrupt(signum: int) -> int:
+    """Print the one interrupted line; the exit status: 128 + the signal (130 for Ctrl-C)."""
+    errors.print(INTERRUPTED, soft_wrap=True, highlight=False)
+    return 128 + signum
 
 
 def quiet_prefect(verbose: bool) -> None:

@@ -10,8 +10,9 @@ and what to do next. flows/cli.py mounts both commands.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 from rich.live import Live
@@ -23,6 +24,8 @@ TECHNIQUE_HELP = (" (default: the loop's own choice when it began; for a new loo
                   " tasks.zero.TECHNIQUE_DEFAULTS)")
 MINUTES_HELP = ("a budget: start no new generation once the loop has spent this many wall minutes learning (the "
                 "one under way finishes; a rerun counts the minutes already spent)")
+
+T = TypeVar("T")
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from flows.zero_loop import GenerationRow, LoopSummary
@@ -85,7 +88,8 @@ def loop(
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
              device: str, minutes: float | None = None) -> LoopSummary:
-    """The loop flow, with its table of generations redrawn from the records on disk."""
+    """The loop flow, with its table of generations redrawn from the records on disk (off a terminal:
+    one plain line per finished step, `StepLines`)."""
     from flows.runtime import dask_scheduler
     from flows.zero_loop import generation_rows, run_zero_loop
     from storage import layout, loops
@@ -97,26 +101,73 @@ def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None,
     console.print(f"loop [bold]{settings.loop}[/]: {settings.generations} generations x {settings.games} games, "
                   f"{settings.sims} sims, {settings.preset} net, gate {settings.gate} -> {data}", soft_wrap=True)
 
-    def table() -> Table:
-        return generations_table(settings.loop, generation_rows(loops.read_steps(data, settings.loop)))
+    def records() -> list[dict]:
+        return loops.read_steps(data, settings.loop)
 
+    def run() -> LoopSummary:
+        with user_errors():
+            return run_zero_loop(settings, str(data), workers, dask_address, device, minutes=minutes)
+
+    if not console.is_terminal:  # a pipe or a log: plain lines as steps finish, no table to cut short
+        return while_polling(run, StepLines(records()).print_new, records)
+    try:
+        with Live(generations_table(settings.loop, generation_rows(records())), console=console,
+                  auto_refresh=False) as live:
+            def redraw(current: list[dict]) -> None:
+                live.update(generations_table(settings.loop, generation_rows(current)), refresh=True)
+
+            return while_polling(run, redraw, records)
+    finally:
+        console.print()  # also after an interrupt: its line starts a line of its own
+
+
+def while_polling(run: Callable[[], T], show: Callable[[list[dict]], None], records: Callable[[], list[dict]]) -> T:
+    """`run()`, while a thread shows `records()` twice a second, and once more at the end."""
     stop = threading.Event()
-    with Live(table(), console=console, auto_refresh=False) as live:
-        def poll() -> None:
-            while not stop.wait(0.5):
-                live.update(table(), refresh=True)
 
-        thread = threading.Thread(target=poll, daemon=True)
-        thread.start()
-        try:
-            with user_errors():
-                summary = run_zero_loop(settings, str(data), workers, dask_address, device, minutes=minutes)
-        finally:
-            stop.set()
-            thread.join()
-            live.update(table(), refresh=True)
-    console.print()
-    return summary
+    def poll() -> None:
+        while not stop.wait(0.5):
+            show(records())
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        return run()
+    finally:
+        stop.set()
+        thread.join()
+        show(records())
+
+
+class StepLines:
+    """Off a terminal: one plain line per step that finishes, with its generation's full figures."""
+
+    def __init__(self, already: list[dict]):
+        self.seen = {(record["generation"], record["step"]) for record in already}
+
+    def print_new(self, records: list[dict]) -> None:
+        from flows.zero_loop import generation_rows
+
+        rows = {row.generation: row for row in generation_rows(records)}
+        for record in records:
+            key = (record["generation"], record["step"])
+            if key not in self.seen:
+                self.seen.add(key)
+                console.print(step_line(record["step"], rows[int(record["generation"])]), soft_wrap=True,
+                              highlight=False, markup=False)
+
+
+def step_line(step: str, row: GenerationRow) -> str:
+    """"gen 2 train done: champion gozero-9x9/1, games 200, rows 9,876, loss 2.3456, ...": every figure
+    known so far, in full."""
+    figures = [("champion", row.champion), ("games", f"{row.games:,}"), ("rows", f"{row.rows:,}"),
+               ("loss", row.loss), ("val top1", row.val_top1), ("val mse", row.val_mse),
+               ("candidate", row.candidate), ("gate", row.gate),
+               ("promoted", None if row.promoted is None else "yes" if row.promoted else "no"),
+               ("Elo", row.elo), ("minutes", f"{row.minutes:.2f}")]
+    shown = [f"{name} {value:.4f}" if isinstance(value, float) else f"{name} {value}"
+             for name, value in figures if value not in (None, "")]
+    return f"gen {row.generation} {step} done: " + ", ".join(shown)
 
 
 def generations_table(loop_name: str, rows: list[GenerationRow]) -> Table:

@@ -11,10 +11,14 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
+from pathlib import Path
+
 from prefect import flow, unmapped
 from prefect.artifacts import create_markdown_artifact, create_progress_artifact, update_progress_artifact
 
 from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, results_as_completed, task_runner
+from gocore.errors import GozeroError
 from gocore.nn.encode import EncodeOptions
 from storage import datasets, layout
 from tasks.download import download_source, expand_sources
@@ -24,7 +28,8 @@ from tasks.gnugo_games import gnugo_game_files, gnugo_source_of, plan_gnugo_game
 
 @flow(name="ingest", log_prints=True, task_runner=StoppingProcessPool())
 def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
-           options: EncodeOptions = EncodeOptions(), target_rows: int | None = None) -> datasets.DatasetSummary:
+           options: EncodeOptions = EncodeOptions(), target_rows: int | None = None,
+           replace: bool = False) -> datasets.DatasetSummary:
     """Download `sources`, encode every game to ``<data>/datasets/<dataset>/``; returns the summary.
 
     Args:
@@ -34,25 +39,39 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
         data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data).
         options: How games are encoded: encoder, augmentation, board size and filters.
         target_rows: Rows per shard (default: the encoder's).
+        replace: Rebuild a complete dataset of this name from other sources or options (else refused).
     """
     data = layout.data_dir(data_dir)
     dataset_dir = layout.dataset_dir(data, dataset)
     names = expand_sources(sources)
+    is_new = not dataset_dir.exists()
     with datasets.build_lock(dataset_dir):
-        # Downloads are I/O: one at a time, so an unreachable source ends the run at once.
-        roots = [root for name in names for root in fetch_or_generate(name, str(data))]
-        plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
-        progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset),
-                                            description=f"shards of {dataset} encoded")
-        futures = encode_shard.map(plan, unmapped(str(dataset_dir)), unmapped(options))
-        for done, _ in enumerate(results_as_completed(futures), start=1):
-            update_progress_artifact(progress, 100.0 * done / max(len(plan), 1))
-        finalize_dataset(str(dataset_dir), plan, options, names)
+        if not replace:
+            datasets.refuse_other_build(dataset_dir, names, asdict(options))
+        try:
+            build(names, dataset_dir, data, options, target_rows)
+        except GozeroError:  # a missing source, every game refused...: no half-made first build
+            if is_new:
+                datasets.remove_unfinished(dataset_dir)
+            raise
     facts = datasets.summary(dataset_dir)
     create_markdown_artifact(datasets.summary_markdown(dataset, facts),
                              key=artifact_key("dataset", dataset),
                              description=f"summary of dataset {dataset}")
     return facts
+
+
+def build(names: list[str], dataset_dir: Path, data: Path, options: EncodeOptions, target_rows: int | None) -> None:
+    """Fetch the sources, encode their games in parallel tasks, write the manifest last."""
+    # Downloads are I/O: one at a time, so an unreachable source ends the run at once.
+    roots = [root for name in names for root in fetch_or_generate(name, str(data))]
+    plan = plan_shards(roots, str(layout.raw_root(data)), str(dataset_dir), options, target_rows)
+    progress = create_progress_artifact(0.0, key=artifact_key("ingest", dataset_dir.name),
+                                        description=f"shards of {dataset_dir.name} encoded")
+    futures = encode_shard.map(plan, unmapped(str(dataset_dir)), unmapped(options))
+    for done, _ in enumerate(results_as_completed(futures), start=1):
+        update_progress_artifact(progress, 100.0 * done / max(len(plan), 1))
+    finalize_dataset(str(dataset_dir), plan, options, names)
 
 
 def fetch_or_generate(name: str, data: str) -> list[str]:
@@ -69,11 +88,16 @@ def fetch_or_generate(name: str, data: str) -> list[str]:
 
 def run_ingest(sources: list[str], dataset: str, data_dir: str | None = None,
                options: EncodeOptions = EncodeOptions(), workers: int | None = None,
-               dask_address: str | None = None, target_rows: int | None = None) -> datasets.DatasetSummary:
-    """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
+               dask_address: str | None = None, target_rows: int | None = None,
+               replace: bool = False) -> datasets.DatasetSummary:
+    """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster. A
+    dataset it would replace unasked is refused first, before any server starts."""
+    if not replace:
+        datasets.refuse_other_build(layout.dataset_dir(layout.data_dir(data_dir), dataset),
+                                    expand_sources(sources), asdict(options))
     runner = task_runner(workers, dask_address)
     with prefect_api():
-        return ingest.with_options(task_runner=runner)(sources, dataset, data_dir, options, target_rows)
+        return ingest.with_options(task_runner=runner)(sources, dataset, data_dir, options, target_rows, replace)
 
 
 def dataset_progress(data_dir: str | None, dataset: str) -> tuple[int, int]:

@@ -11,15 +11,18 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import multiprocessing
 import os
 import re
+import signal
 import socket
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from prefect.settings import PREFECT_API_URL, temporary_settings
-from prefect.task_runners import ProcessPoolTaskRunner
+from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner
 
+from gocore.children import die_with_parent, is_main_thread
 from gocore.errors import GozeroError
 from gocore.malloc import keep_freed_memory
 
@@ -32,27 +35,48 @@ class DaskSchedulerError(GozeroError):
 
 @contextlib.contextmanager
 def prefect_api() -> Iterator[str | None]:
-    """Make sure one Prefect API serves this process and its children; yields its URL."""
+    """Make sure one Prefect API serves this process and its children; yields its URL. A temporary
+    server started here is out of the terminal's Ctrl-C (its own session) and is stopped on the way
+    out, after Prefect has sent it what it still holds (flow states, events, logs)."""
     configured = PREFECT_API_URL.value()
     if configured:
         yield configured
         return
-    from prefect.server.api.server import SubprocessASGIServer
+    from flows.prefect_server import OwnedServer
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")  # no internet: no telemetry
 
-    server = SubprocessASGIServer()
-    server.start(timeout=120)
+    from prefect.context import refresh_global_settings_context
+
+    server = OwnedServer()
     previous = os.environ.get("PREFECT_API_URL")
-    os.environ["PREFECT_API_URL"] = server.api_url
     try:
+        server.start(timeout=120)
+        os.environ["PREFECT_API_URL"] = server.api_url
+        # Threads Prefect starts with an empty context (the pool's event forwarder) read the global
+        # settings: without the URL there, they started a second temporary server, in our group.
+        refresh_global_settings_context()
         with temporary_settings(updates={PREFECT_API_URL: server.api_url}):
             yield server.api_url
     finally:
+        _drain_prefect_clients()
+        server.stop()
         if previous is None:
             os.environ.pop("PREFECT_API_URL", None)
         else:
             os.environ["PREFECT_API_URL"] = previous
+        refresh_global_settings_context()
+
+
+def _drain_prefect_clients(timeout: float = 5.0) -> None:
+    """Send the events and logs Prefect still queues for the API (else they fail against a stopped
+    server at exit, in several-thousand-character lines)."""
+    from prefect.events.worker import EventsWorker
+    from prefect.logging.handlers import APILogWorker
+
+    for service in (EventsWorker, APILogWorker):
+        with contextlib.suppress(Exception):
+            service.drain_all(timeout=timeout, at_exit=False)
 
 
 def task_runner(workers: int | None = None, dask_address: str | None = None):
@@ -135,26 +159,33 @@ def results_as_completed(futures: Iterable[Any]) -> Iterator[Any]:
         for future in as_completed(futures):
             yield future.result()
     except BaseException:
-        for future in futures:
-            wrapped = getattr(future, "wrapped_future", None)
-            if wrapped is not None:
-                wrapped.cancel()
         from prefect.context import FlowRunContext
 
         context = FlowRunContext.get()
         if context is not None and isinstance(context.task_runner, StoppingProcessPool):
+            # Stopping the workers fails every task of the pool. Cancelling the pending ones first
+            # would race CPython 3.11's pool, whose manager thread then dies on the cancelled futures.
             context.task_runner.stop_running()
+        else:
+            for future in futures:
+                wrapped = getattr(future, "wrapped_future", None)
+                if wrapped is not None:
+                    wrapped.cancel()
         raise
 
 
 class StoppingProcessPool(ProcessPoolTaskRunner):
     """Prefect's process pool, which `results_as_completed` can stop: when one task fails, the
     tasks still running in its workers are stopped instead of waited for, so a failed run ends
-    and a retry never races it for the same files. Its workers keep freed memory
-    (`gocore.malloc.keep_freed_memory`: the tunables are in the environment before they start)."""
+    and a retry never races it for the same files. It stops them too when the flow ends with an
+    error or an interrupt (Ctrl-C: the CLI's `KeyboardInterrupt`). Its workers ignore the
+    terminal's Ctrl-C (the flow stops them), die with the CLI however it ends (`_start_worker`)
+    and keep freed memory (`gocore.malloc.keep_freed_memory`: the tunables are in the environment
+    before they start)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         keep_freed_memory()
+        kwargs.setdefault("initializer", _start_worker)
         super().__init__(*args, **kwargs)
 
     def stop_running(self) -> None:
@@ -162,6 +193,41 @@ class StoppingProcessPool(ProcessPoolTaskRunner):
         if self._executor is not None:
             for process in list(getattr(self._executor, "_processes", {}).values()):
                 process.terminate()  # ProcessPoolExecutor has no public way to stop running work
+
+    def __enter__(self) -> StoppingProcessPool:
+        """Start the pool with every worker (and multiprocessing's resource tracker) while this
+        thread ignores Ctrl-C: they inherit that, so one arriving while they import is no traceback
+        ("Fatal Python error: init_import_site"). Prefect would start them one per task later.
+
+        A pool worker enters a copy of its flow's runner around each task (Prefect's context);
+        there it starts nothing: its queues and semaphores, never used, leaked whenever a worker
+        was stopped mid-task (multiprocessing's tracker warned about them at exit)."""
+        if multiprocessing.parent_process() is not None:
+            TaskRunner.__enter__(self)  # started, with no pool: a task never fans out itself
+            return self
+        if not is_main_thread():
+            return super().__enter__()
+        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        try:
+            super().__enter__()
+            if self._executor is not None:
+                self._executor._launch_processes()
+        finally:
+            signal.signal(signal.SIGINT, previous)
+        return self
+
+    def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
+        if exc_type is not None:  # else shutting down would wait for every running task
+            self.stop_running()
+        super().__exit__(exc_type, exc_value, traceback)
+
+
+def _start_worker() -> None:
+    """Initializer of a pool worker: the terminal's Ctrl-C is the flow's to handle (the worker
+    would print a traceback per task; a worker started off the main thread did not inherit the
+    ignoring), and the worker dies with the process that started it."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
 
 
 def artifact_key(*parts: object) -> str:

@@ -166,6 +166,57 @@ def merge_quarantine(dataset: Path, keys: Iterable[str], extra: Sequence[dict[st
     return merged.num_rows
 
 
+class DatasetExistsError(DatasetError):
+    """A complete dataset of this name was built from other sources or options."""
+
+
+class EmptyDatasetError(DatasetError):
+    """A build that accepted no game (every one refused)."""
+
+
+def refuse_other_build(dataset: Path, sources: Sequence[str], options: Mapping[str, Any]) -> None:
+    """DatasetExistsError naming what differs if a complete dataset is at `dataset` with other
+    `sources` or `options` than these (a rebuild would replace its shards, under the models trained
+    on them); nothing if there is none or they match (a rerun)."""
+    try:
+        manifest = read_manifest(dataset)
+    except (DatasetError, ValueError):
+        return
+    asked = json.loads(json.dumps({"sources": list(sources), "options": dict(options)}))  # its JSON form
+    differences = []
+    if manifest.get("sources") != asked["sources"]:
+        differences.append(f"sources {', '.join(manifest.get('sources', []))} (asked {', '.join(asked['sources'])})")
+    built = manifest.get("options", {})
+    differences += [f"{key} {built.get(key)!r} (asked {asked['options'].get(key)!r})"
+                    for key in sorted(set(built) | set(asked["options"]))
+                    if built.get(key) != asked["options"].get(key)]
+    if differences:
+        raise DatasetExistsError(f"dataset {dataset.name} exists, built with other " + "; ".join(differences)
+                                 + ": choose another name, or replace it on purpose (--replace)")
+
+
+def refusal_counts(dataset: Path) -> dict[str, int]:
+    """{reason: games} of the quarantine being merged or merged (most first); {} if there is none."""
+    import pyarrow.compute as pc
+
+    path = dataset / QUARANTINE
+    if not path.exists():
+        return {}
+    reasons = pc.replace_substring_regex(pq.read_table(path, columns=["reason"])["reason"], r"@\d+$", "")
+    counts = {row["values"]: row["counts"] for row in pc.value_counts(reasons).to_pylist()}
+    return dict(sorted(counts.items(), key=lambda item: -item[1]))
+
+
+def remove_unfinished(dataset: Path) -> bool:
+    """Delete the dataset folder if it holds no complete dataset (a failed first build); whether it did."""
+    import shutil
+
+    if not dataset.is_dir() or (dataset / MANIFEST).exists():
+        return False
+    shutil.rmtree(dataset, ignore_errors=True)
+    return True
+
+
 def write_manifest(dataset: Path, manifest: Mapping[str, Any]) -> bool:
     """Write manifest.json, last: from now on the dataset is complete. An unchanged manifest is
     not rewritten (a rerun rewrites nothing); returns whether it was written."""

@@ -226,6 +226,12 @@ def finalize_dataset(dataset_dir: str, plan: list[ShardSpec], options: EncodeOpt
     refused = datasets.merge_quarantine(dataset, [s["key"] for s in shard_stats], duplicates)
     listed = [s["shard"] for s in shard_stats if s["rows"]]
     games = sum(len(s["games"]) - len(s["dropped"]) for s in shard_stats)
+    if games == 0:  # before the manifest: a dataset of no game is no dataset
+        reasons = ", ".join(f"{reason}: {count}" for reason, count in datasets.refusal_counts(dataset).items())
+        raise datasets.EmptyDatasetError(
+            f"no game accepted into dataset {dataset.name}: {refused} refused ({reasons or 'no game found'})"
+            f"; the filters are --size {options.size}, --min-moves {options.min_moves}, "
+            f"--{'' if options.require_result else 'no-'}require-result, --{'' if options.allow_handicap else 'no-'}handicap")
     manifest = {
         "encoder": options.encoder, "augment": options.augment, "options": asdict(options),
         "sources": sources, "code_version": ENCODE_VERSION, "schema": schemas.ROW_SCHEMA.names,

@@ -24,6 +24,7 @@ from collections import deque
 from pathlib import Path
 from typing import IO
 
+from gocore.children import die_with_parent_preexec
 from gocore.errors import GozeroError
 from gocore.rules.coords import from_gtp, to_gtp
 
@@ -124,8 +125,9 @@ class GtpClient:
         self.command = [str(part) for part in command]
         self.timeout = timeout
         self.label = name or Path(self.command[0]).name
-        self._process = subprocess.Popen(
-            self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        # Dies with this process even if SIGKILLed mid-move (else it ends only at its next read).
+        self._process = subprocess.Popen(self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, preexec_fn=die_with_parent_preexec())
         self._stdout_fd = self._process.stdout.fileno()
         self._pending = b""  # stdout bytes read but not yet consumed as lines
         self._selector = selectors.DefaultSelector()  # waits on the stdout pipe with a deadline
