@@ -28,6 +28,7 @@ from flows.cli_common import (
     use_threads,
     user_errors,
 )
+from flows.cli_datasets import datasets_app
 from flows.cli_evaluate import evaluate as evaluate_command
 from flows.cli_gtp import gtp
 from flows.cli_ladder import ladder as ladder_command
@@ -169,6 +170,23 @@ app.command("alphago")(alphago_command)
 app.command("strong")(strong_command)
 app.command("serve")(serve_command)
 app.add_typer(models_app, name="models")
+app.add_typer(datasets_app, name="datasets")
+
+
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import version
+
+        console.print(f"gozero {version('gozero')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _options(
+    version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                          help="print gozero's version and exit")] = False,
+) -> None:
+    """AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline."""
 
 
 def main() -> None:
