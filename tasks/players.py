@@ -117,6 +117,8 @@ def parse_player(spec: str) -> PlayerSpec:
     if spec == "random":
         return PlayerSpec(spec, "random")
     if name in ("uct", "gnugo") and (not arg or arg.isdigit()):
+        if name == "gnugo" and arg and not 0 <= int(arg) <= 10:
+            raise PlayerError(f"{spec}: GNU Go's levels are 0 to 10")
         return PlayerSpec(spec, name, int(arg) if arg else None)
     if name == "alphago" or spec.partition(":")[0] == "alphago":
         return _parse_alphago(spec)

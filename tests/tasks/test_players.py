@@ -31,6 +31,13 @@ def test_specs_parse_to_their_kind_and_number():
     assert parse_player("models:/gozero-9x9@champion").kind == "model"
 
 
+@pytest.mark.parametrize("spec", ["gnugo-11", "gnugo-99"])
+def test_gnugo_levels_outside_0_to_10_are_refused_before_gnugo_starts(spec):
+    with pytest.raises(PlayerError, match="levels are 0 to 10"):
+        parse_player(spec)
+    assert parse_player("gnugo-0").number == 0 and parse_player("gnugo-10").number == 10
+
+
 def test_specs_build_our_agents_seeded_per_game():
     random_player = build_player("random", SETTINGS)
     assert isinstance(random_player.make(1), RandomAgent) and random_player.make(1) is not random_player.make(1)
