@@ -83,9 +83,9 @@ def show(
 
 @models_app.command()
 def promote(
-    name: Annotated[str, typer.Argument(help="registered model, e.g. gozero-9x9")],
-    version: Annotated[int, typer.Argument(help="version to make champion")],
-    reason: Annotated[str, typer.Option(help="why (recorded on the version)")],
+    name: Annotated[str, typer.Argument(help="models:/NAME/VERSION, or a registered model's NAME, e.g. gozero-9x9")],
+    version: Annotated[int | None, typer.Argument(help="version to make champion (with NAME)")] = None,
+    reason: Annotated[str, typer.Option(help="why (recorded on the version)")] = ...,
     evidence: Annotated[list[str] | None,
                         typer.Option(help="KEY=VALUE to record, e.g. gate_win_rate=0.58; repeatable")] = None,
     data_dir: DataDir = None,
@@ -94,7 +94,15 @@ def promote(
     from storage import registry
     from tasks.models import promote as promote_version
 
-    try:  # with PREFECT_API_URL set, the promotion event triggers the ladder deployment
+    try:
+        if name.startswith("models:/"):
+            name, selector = registry.parse_model_uri(name)
+            if version is not None or not selector.isdigit():
+                raise fail(f"give models:/{name}/VERSION alone (a version number, not an alias), or NAME VERSION")
+            version = int(selector)
+        elif version is None:
+            raise fail(f"which version of {name}? e.g. gozero models promote {name} 3 (or models:/{name}/3)")
+        # with PREFECT_API_URL set, the promotion event triggers the ladder deployment
         previous = promote_version(name, version, reason, _evidence(evidence or []), data_dir)
     except registry.RegistryError as error:
         raise fail(str(error)) from None

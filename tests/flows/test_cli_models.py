@@ -88,6 +88,15 @@ def test_promote_moves_champion_and_records_evidence(store: Path) -> None:
     assert "champion" in listed["2"] and "champion" not in listed["1"]
 
 
+def test_promote_takes_a_models_uri_as_show_does(store: Path) -> None:
+    first = invoke("promote", "models:/gozero-9x9/1", "--reason", "by uri", "--data-dir", str(store))
+    assert first.exit_code == 0 and registry.describe("gozero-9x9", "champion", data=store).version == 1, first.output
+    result = invoke("promote", "models:/gozero-9x9/2", "--reason", "by uri", "--data-dir", str(store))
+    assert result.exit_code == 0, result.output
+    assert "gozero-9x9: champion is now version 2 (was version 1)" in result.output
+    assert registry.describe("gozero-9x9", "champion", data=store).version == 2
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (("promote", "gozero-7x7", "1", "--reason", "x"), "no registered model 'gozero-7x7'"),
     (("promote", "gozero-9x9", "9", "--reason", "x"), "gozero-9x9 has no version 9"),
@@ -95,6 +104,9 @@ def test_promote_moves_champion_and_records_evidence(store: Path) -> None:
     (("show", "models:/gozero-9x9@nope"), "gozero-9x9 has no alias 'nope'"),
     (("show", "nope'name"), "is not a model name"),
     (("promote", "gozero-9x9", "1", "--reason", "x", "--evidence", "family=x"), "evidence keys ['family'] are reserved"),
+    (("promote", "gozero-9x9", "--reason", "x"), "which version of gozero-9x9?"),
+    (("promote", "models:/gozero-9x9@champion", "--reason", "x"), "a version number, not an alias"),
+    (("promote", "models:/gozero-9x9/9", "--reason", "x"), "gozero-9x9 has no version 9"),
 ])
 def test_errors_print_one_line_and_exit_1(store: Path, args: tuple[str, ...], message: str) -> None:
     result = invoke(*args, "--data-dir", str(store))
