@@ -80,8 +80,8 @@ def _load_registered(text: str, data: str | None) -> LoadedModel:
             return LoadedModel(_cached_net(info.uri, data, None), f"{info.name}/{info.version}")
         return LoadedModel(_cached_net(text, data, None), text)
     except (registry.RegistryError, OSError) as error:
-        raise ModelError(f"{error} (model registry: {registry.tracking_uri(_path(data))}, "
-                         f"data dir {layout.data_dir(_path(data))})") from error
+        raise ModelError(_with_where(str(error), registry.tracking_uri(_path(data)),
+                                     f"data dir {layout.data_dir(_path(data))}")) from error
 
 
 PROMOTED_EVENT = "gozero.model.promoted"
@@ -189,7 +189,7 @@ def local_model(uri: str, data_dir: str | Path | None = None) -> tuple[str, str]
     try:
         path, label = registry.local_copy(str(uri), _path(None if data_dir is None else str(data_dir)))
     except (registry.RegistryError, OSError) as error:
-        raise ModelError(f"{error} (model registry: {registry.tracking_uri(_path(data_dir))})") from error
+        raise ModelError(_with_where(str(error), registry.tracking_uri(_path(data_dir)))) from error
     return str(path), label
 
 
@@ -207,3 +207,11 @@ def load_rollout_policy(uri: str | Path, size: int, data_dir: str | Path | None 
         raise ModelError(f"{uri} is a {net.config.board_size}x{net.config.board_size} {net.config.family} net, "
                          f"not a {size}x{size} rollout policy")
     return PatternRollouts(net.weights_array())
+
+
+def _with_where(message: str, tracking_uri: str, *more: str) -> str:
+    """`message` with where it looked (the registry, `more`), the registry named once: a registry
+    error already names it."""
+    where = [] if tracking_uri in message else [f"model registry: {tracking_uri}"]
+    where += [item for item in more if item not in message]
+    return f"{message} ({', '.join(where)})" if where else message

@@ -110,8 +110,9 @@ def test_load_net_reads_a_model_directory_and_reloads_it_when_saved_again(tmp_pa
 
 
 def test_missing_models_say_where_they_were_looked_for(data_dir: Path, tmp_path: Path):
-    with pytest.raises(ModelError, match=f"data dir {data_dir}"):
+    with pytest.raises(ModelError, match=f"data dir {data_dir}") as missing:
         load_net("models:/gozero-9x9@champion")
+    assert str(missing.value).count("mlflow.db") == 1, "the registry is named once"
     with pytest.raises(ModelError, match="no such model directory"):
         load_net(str(tmp_path / "nothing-here"))
 
