@@ -42,7 +42,7 @@ def evaluate(
     seed: Annotated[int, typer.Option(help="base seed of our agents, engines' per-game seeds and the openings")] = 0,
     opening: Annotated[int, typer.Option(min=0, help="random moves that open each pair of games (one game with "
                                                      "each colour); 0: none")] = 2,
-    gate: Annotated[float, typer.Option(min=0.0, max=1.0, help="win rate A needs to pass the gate")] = 0.55,
+    gate: Annotated[float | None, typer.Option(min=0.0, max=1.0, help="win rate A needs to pass the gate (the verdict shows the gate only with --gate or --sprt; default 0.55)")] = None,
     sprt: Annotated[bool, typer.Option(help="stop early once an SPRT decides (elo0 vs elo1)")] = False,
     elo0: Annotated[float, typer.Option(help="SPRT H0: A is this many Elo stronger")] = 0.0,
     elo1: Annotated[float, typer.Option(help="SPRT H1: A is this many Elo stronger (35 ≈ 55 %)")] = 35.0,
@@ -75,11 +75,12 @@ def evaluate(
             build_player(spec, settings.player_settings(), data).close()
     console.print(f"match [bold]{match_id}[/]: A = [bold]{black}[/], B = [bold]{white}[/], {games} games, "
                   f"{size}x{size}, komi {komi:g} -> {match}", soft_wrap=True)
+    threshold = 0.55 if gate is None else gate
     if workers == 0 and not dask_address:
-        summary = _play_here(match, settings, gate, sprt_config)
+        summary = _play_here(match, settings, threshold, sprt_config)
     else:
-        summary = _run_flow(match, settings, gate, sprt_config, workers, dask_address)
-    console.print(summary_table(summary))
+        summary = _run_flow(match, settings, threshold, sprt_config, workers, dask_address)
+    console.print(summary_table(summary, show_gate=gate is not None or sprt))
 
 
 def _play_here(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None) -> dict[str, Any]:
@@ -153,14 +154,17 @@ def score_table(match: Path, settings: MatchSettings, last: dict[str, Any] | Non
     return table
 
 
-def summary_table(summary: dict[str, Any]) -> Table:
-    """The verdict: win rate with its 95 % interval, Elo, SPRT, gate, how games ended."""
+def summary_table(summary: dict[str, Any], show_gate: bool = True) -> Table:
+    """The verdict: win rate with its 95 % interval, Elo, SPRT, the gate (when `show_gate`: a plain
+    match has none to pass), how games ended."""
     from storage.matches import summary_rows
 
     table = Table(title=f"match {summary['match_id']}: {summary['player_a']} (A) vs {summary['player_b']} (B)")
     table.add_column("measure")
     table.add_column("value", justify="right")
     for measure, value in summary_rows(summary):
+        if measure.startswith("gate") and not show_gate:
+            continue
         if measure.startswith("gate"):
             value = f"[{'green' if summary['gate_passed'] else 'red'}]{value}[/]"
         elif measure == "WARNING":
