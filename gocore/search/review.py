@@ -5,9 +5,10 @@ Start at `review_game`: it searches the game's positions several at a time (`Bat
 evaluator call per round for all of them) and reads each tree with `gocore.search.analysis`,
 then `annotate` writes the reviews into a `GameRecord` (comments, BM/TE marks, variations).
 
-A move's loss is the mover's win rate before it (the searched value of the position) minus the
-mover's win rate after it (one minus the searched value of the next position, for the opponent):
-how KaTrain and most reviewers measure a mistake. A loss of at least `blunder` marks the move
+A move's loss is measured against the search's choice (KaTrain's "points lost" idea, in win
+rate): none when the move is that choice, else the choice's win rate minus the move's, the move's
+read from the same search when it got enough visits there and otherwise from the search of the
+position after it (one minus that position's value, for the opponent). A loss of at least `blunder` marks the move
 ``BM[1]`` (bad move), twice that ``BM[2]``; the search's own choice, when every other searched
 move would have lost at least `blunder`, is ``TE[1]`` (the one good move).
 """
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
 
 COLOR_NAMES = {1: "Black", -1: "White"}
+PLAYED_SHARE = 0.25  # of the choice's visits: enough for the played move's win rate in the same search
 
 
 @dataclass(frozen=True)
@@ -74,8 +76,18 @@ class MoveReview:
 
     @property
     def loss(self) -> float:
-        """Win rate the move gave away (negative: the search found it better than expected)."""
-        return self.winrate_before - self.winrate_after
+        """Win rate the move gave away against the search's choice, 0..1: none when it is that
+        choice; else the choice's win rate minus the move's, both from the search before the move
+        when the move got at least `PLAYED_SHARE` of the choice's visits there, else the move's
+        from the search of the position after it (a move the search hardly looked at)."""
+        best = self.best
+        if best is None:  # a finished position: nothing was searched before the move
+            return max(0.0, self.winrate_before - self.winrate_after)
+        if best.move == self.move:
+            return 0.0
+        played = self.before.of(self.move)
+        looked_at = played is not None and played.visits > 0 and played.visits >= PLAYED_SHARE * best.visits
+        return max(0.0, best.winrate - (played.winrate if looked_at else self.winrate_after))
 
     @property
     def black_winrate(self) -> float:

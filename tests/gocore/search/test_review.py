@@ -8,7 +8,7 @@ import pytest
 from gocore.rules import sgf
 from gocore.rules.board import Position
 from gocore.rules.sgf_read import read_games
-from gocore.search.review import ReviewSettings, annotate, biggest_mistakes, review_game
+from gocore.search.review import PLAYED_SHARE, ReviewSettings, annotate, biggest_mistakes, review_game
 from tests.helpers import AreaEvaluator, random_game
 
 SIZE = 5
@@ -38,10 +38,19 @@ def test_every_move_is_judged_from_the_movers_view_by_searches_of_both_positions
     for review, before, after in zip(reviews, positions, positions[1:]):
         assert review.before.position == before and review.after.position == after
         assert review.before.visits == SETTINGS.visits
-        assert review.loss == pytest.approx(review.winrate_before - (1 - review.after.winrate))
+        best, played = review.best, review.before.of(review.move)
+        assert 0.0 <= review.loss <= 1.0
+        if best.move == review.move:
+            assert review.loss == 0.0  # the search's own choice loses nothing, however the next search reads it
+        elif played is not None and played.visits >= PLAYED_SHARE * best.visits and played.visits > 0:
+            assert review.loss == pytest.approx(max(0.0, best.winrate - played.winrate))
+        else:
+            assert review.loss == pytest.approx(max(0.0, best.winrate - (1 - review.after.winrate)))
         black = review.winrate_after if review.color == 1 else 1 - review.winrate_after
         assert review.black_winrate == pytest.approx(black)
     assert all(a.after is b.before for a, b in zip(reviews, reviews[1:]))  # one search per position
+    agreed = [r for r in reviews if r.best.move == r.move]
+    assert agreed and any(r.winrate_before - r.winrate_after > 0 for r in agreed)  # the old measure called these losses
 
 
 def test_a_finished_game_is_scored_by_the_rules_not_searched():
