@@ -134,10 +134,12 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
 def _print_result(family: str, result: TrainResult) -> None:
     """Run id, model URI and the final metrics."""
     metrics = result.metrics
-    shown = [f"{name} {metrics[name]:.4g}" for name in ("train/loss", "val/policy_top1", "val/value_mse")
-             if name in metrics]
+    from tasks.train import KEY_METRIC_NAMES  # the names `gozero models list` shows them by
+
+    shown = [f"{KEY_METRIC_NAMES.get(name, name)} {metrics[name]:.4f}"
+             for name in ("train/loss", "val/policy_top1", "val/value_mse") if name in metrics]
     resumed = f", resumed from step {result.start_step}" if result.start_step else ""
     console.print(f"trained a {family} net: {result.step} steps on {result.device}{resumed}"
-                  + (f"; {', '.join(shown)}" if shown else ""))
+                  + (f"; {', '.join(shown)}" if shown else ""), soft_wrap=True)
     console.print(f"MLflow run: {result.run_id}", soft_wrap=True)
     console.print(f"model: {result.model_uri}", soft_wrap=True)

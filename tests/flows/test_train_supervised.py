@@ -53,6 +53,8 @@ def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
     uri = re.search(r"model: (models:/gozero-5x5/\d+)", result.stdout)[1]
     assert runs.describe_run(run_id).status == "FINISHED"
     assert registry.describe(*registry.parse_model_uri(uri)).run.run_id == run_id
+    # the final metrics by the names `gozero models list` uses, four decimals (not "5" for 5.000012)
+    assert re.search(r"train/loss \d+\.\d{4}, val_policy_accuracy 0\.\d{4}, val_value_mse \d\.\d{4}", result.stdout)
 
 
 @pytest.mark.parametrize("arguments, message", [
