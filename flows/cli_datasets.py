@@ -18,7 +18,7 @@ datasets_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_mark
 DataDir = Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)]
 
 
-def dataset_facts(data: Path) -> list[tuple[str, dict[str, Any] | None]]:
+def dataset_manifests(data: Path) -> list[tuple[str, dict[str, Any] | None]]:
     """(name, manifest) of every dataset folder in `data`, sorted by name; None for a folder
     without a manifest (an ingest that has not finished)."""
     from storage import datasets, layout
@@ -39,7 +39,7 @@ def list_datasets(data_dir: DataDir = None) -> None:
     from storage import layout
 
     data = layout.data_dir(data_dir)
-    facts = dataset_facts(data)
+    facts = dataset_manifests(data)
     if not facts:
         console.print(f"no datasets yet in {data}")
         return
@@ -58,7 +58,7 @@ def show_dataset(
     data = layout.data_dir(data_dir)
     folder = layout.dataset_dir(data, name)
     if not folder.is_dir():
-        known = [known for known, _ in dataset_facts(data)]
+        known = [known for known, _ in dataset_manifests(data)]
         raise fail(f"no dataset {name!r} in {data}" + (f"; datasets: {', '.join(known)}" if known else ""))
     try:
         manifest = datasets.read_manifest(folder)

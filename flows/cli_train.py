@@ -124,8 +124,11 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
                 try:
                     facts = dataset_facts(path)
                 except DatasetError:
-                    raise ValueError(f"dataset {dataset!r} not found at {path} (no manifest.json); "
-                                     "make it with gozero ingest") from None
+                    from flows.cli_datasets import dataset_manifests
+
+                    known = [name for name, manifest in dataset_manifests(root) if manifest is not None]
+                    raise ValueError(f"dataset {dataset!r} not found at {path} (no manifest.json); make it with "
+                                     f"gozero ingest; datasets here: {', '.join(known) or 'none'}") from None
             return facts, config, run_key(facts, family, preset, config, run_name)
         except ValueError as error:  # a bad --selfplay, preset or dataset: one line too
             raise fail(str(error)) from None

@@ -58,7 +58,7 @@ def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
 
 
 @pytest.mark.parametrize("arguments, message", [
-    (["--dataset", "nope"], "dataset 'nope' not found"),
+    (["--dataset", "nope"], f"make it with gozero ingest; datasets here: {DATASET}"),
     (["--dataset", DATASET, "--preset", "huge"], "unknown preset 'huge'"),
     (["--dataset", DATASET, "--family", "rollout"], "model 'rollout' is not one of"),
     (["--dataset", DATASET, "--device", "cuda:7"], "device 'cuda:7' was requested"),
