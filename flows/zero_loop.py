@@ -67,7 +67,7 @@ class GenerationRow:
     promoted: bool | None  # None until the promote step has run
     minutes: float  # wall time of the steps finished so far
     step: str  # the last finished step
-    elo: str = ""  # the new champion's ladder Elo ± one standard error, once rated
+    elo: str = ""  # the new champion's ladder Elo ± its 95 % interval's half-width, once rated
 
 
 @dataclass(frozen=True)
@@ -271,7 +271,7 @@ def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
         promoted=None if promote is None else bool(promote["promoted"]),
         minutes=round(sum(float(s.get("seconds", 0.0)) for s in steps.values()) / 60, 2),
         step=last[-1] if last else "",
-        elo="" if rated.get("elo") is None else f"{rated['elo']:+.0f} ± {rated.get('elo_stderr') or 0:.0f}")
+        elo="" if rated.get("elo") is None else f"{rated['elo']:+.0f} ± {1.96 * (rated.get('elo_stderr') or 0):.0f} (95 %)")
 
 
 def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,

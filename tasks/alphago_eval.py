@@ -57,7 +57,7 @@ class PairRow:
 
 @dataclass(frozen=True)
 class PlayerRow:
-    """One player's line: its ladder name and Elo (random = 0) ± one standard error."""
+    """One player's line: its ladder name and Elo (random = 0) ± its 95 % interval's half-width."""
 
     label: str
     ladder_name: str
@@ -179,4 +179,4 @@ def table_markdown(table: EvalTable) -> str:
 def _elo(row: PlayerRow) -> str:
     if row.elo is None:
         return "unrated"
-    return f"{row.elo:+.0f}" + ("" if row.stderr is None else f" ± {row.stderr:.0f}")
+    return f"{row.elo:+.0f}" + ("" if row.stderr is None else f" ± {1.96 * row.stderr:.0f} (95 %)")

@@ -223,7 +223,7 @@ def strength_label(elo: float, stderr: float | None, games: int, gnugo: Mapping[
     relative to it with the two standard errors combined, and the player's games. Rough: the
     nominal ranks are folklore, the ladder a few hundred games at best."""
     if not gnugo:
-        spread = "" if stderr is None else f" +/- {stderr:.0f}"
+        spread = "" if stderr is None else f" ± {1.96 * stderr:.0f} (95 %)"
         return Strength(None, "unrated vs GNU Go", f"unrated vs GNU Go (Elo {elo:+.0f}{spread} vs random, "
                                                    f"{games} games)")
     elos = sorted(anchor_elo for anchor_elo, _ in gnugo.values())
@@ -237,6 +237,6 @@ def strength_label(elo: float, stderr: float | None, games: int, gnugo: Mapping[
     level = min(gnugo, key=lambda lv: (abs(gnugo[lv][0] - elo), lv))
     anchor_elo, anchor_stderr = gnugo[level]
     errors = [e for e in (stderr, anchor_stderr) if e is not None]
-    spread = f" +/- {math.hypot(*errors):.0f}" if errors else ""
+    spread = f" ± {1.96 * math.hypot(*errors):.0f} (95 %)" if errors else ""
     rank = format_rank(kyu)
     return Strength(kyu, rank, f"{rank} (Elo {elo - anchor_elo:+.0f}{spread} vs GNU Go level {level}, {games} games)")

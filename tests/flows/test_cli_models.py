@@ -123,7 +123,7 @@ def test_a_rated_version_lists_its_rough_rank_and_gtp_names_it(store: Path, tmp_
               LadderRow("random", 0.0, None, 50, 5.0, None)]
     assert tag_rated_versions(store, 9, ladder) == 1
     tags = registry.describe("gozero-9x9", "2", store).tags
-    assert tags["strength"] == f"{tags['rank']} (Elo +40 +/- 50 vs GNU Go level 1, 84 games)"
+    assert tags["strength"] == f"{tags['rank']} (Elo +40 ± 98 (95 %) vs GNU Go level 1, 84 games)"
     assert float(tags["elo"]) == 340.0 and tags["elo_games"] == "84"
     listed = rows(invoke("list", "--size", "9", "--data-dir", str(store)).output, "gozero-9x9")
     assert "vs GNU Go level 1" in " ".join(listed["2"].split()) and "GNU Go" not in listed["1"]

@@ -13,7 +13,7 @@ ANCHORS = {1: (300.0, 40.0), 5: (500.0, 50.0), 10: (800.0, 60.0)}  # level: (Elo
 def test_without_gnugo_anchors_the_label_says_unrated_not_a_guess() -> None:
     label = strength_label(412.0, 60.0, 84, {}, 9)
     assert label.kyu is None and label.rank == "unrated vs GNU Go"
-    assert label.text == "unrated vs GNU Go (Elo +412 +/- 60 vs random, 84 games)"
+    assert label.text == "unrated vs GNU Go (Elo +412 ± 118 (95 %) vs random, 84 games)"
 
 
 def test_rated_levels_give_their_nominal_rank_and_interpolate_between() -> None:
@@ -40,6 +40,6 @@ def test_nominal_ranks_weaken_with_lower_levels_and_on_larger_boards() -> None:
 
 def test_the_label_names_the_nearest_level_the_relative_elo_and_the_games() -> None:
     label = strength_label(340.0, 30.0, 84, ANCHORS, 9)
-    assert label.text == f"{label.rank} (Elo +40 +/- 50 vs GNU Go level 1, 84 games)"  # hypot(30, 40) = 50
+    assert label.text == f"{label.rank} (Elo +40 ± 98 (95 %) vs GNU Go level 1, 84 games)"  # 1.96 * hypot(30, 40)
     assert format_rank(12.4) == "~12 kyu" and format_rank(0.6) == "~1 kyu"
     assert format_rank(0.2) == "~1 dan" and format_rank(-1.2) == "~2 dan" and format_rank(45.0) == "~30 kyu"
