@@ -87,6 +87,8 @@ def play(
     console.print(game.final.to_ascii())
     console.print(f"result [bold]{game.result}[/] after {len(game.moves)} moves ({game.reason}), "
                   f"{time.perf_counter() - start:.1f} s")
+    if game.detail:  # a forfeit (crash, timeout, illegal move) or a disputed count: why
+        console.print(f"  {game.detail}", soft_wrap=True, markup=False, highlight=False)
     if sgf_out is not None:
         write_game_sgf(game, sgf_out, sides[0].display, sides[1].display)
         console.print(f"SGF written to {sgf_out}")
