@@ -17,7 +17,7 @@ from gocore.errors import GozeroError
 from gocore.rules import sgf, sgf_read
 from gocore.search.review import MoveReview, ReviewSettings, annotate, review_game
 from storage.reviews import ReviewPaths, review_paths, write_review
-from tasks.models import default_model_uri, load_model
+from tasks.models import ModelError, default_model_uri, load_model
 
 
 class ReviewError(GozeroError):
@@ -44,7 +44,14 @@ def review_sgf(game: Path, model: str | None = None, settings: ReviewSettings = 
 
     record = read_game(game)
     positions = sgf.replay(record)
-    loaded = load_model(model or default_model_uri(record.size), data)
+    try:
+        loaded = load_model(model or default_model_uri(record.size), data)
+    except ModelError as error:
+        if model is not None:
+            raise
+        raise ReviewError(f"{game} is a {record.size}x{record.size} game and there is no "
+                          f"{default_model_uri(record.size)} to review it with: give one with --model "
+                          f"(a {record.size}x{record.size} model) ({error})") from error
     config = loaded.net.config
     if config.board_size != record.size:
         raise ReviewError(f"{loaded.version} plays {config.board_size}x{config.board_size}; "

@@ -62,3 +62,11 @@ def test_review_refuses_a_model_of_another_size_and_an_unreadable_game_in_one_li
     missing = RUNNER.invoke(app, ["review", str(tmp_path / "nope.sgf"), "--model", str(model)])
     assert missing.exit_code == 1 and "cannot read" in missing.output
     assert not list(tmp_path.glob("*-review.sgf"))
+
+
+def test_a_game_without_a_champion_of_its_size_names_its_size_and_the_model_option(tmp_path, game_file):
+    path, _ = game_file
+    result = RUNNER.invoke(app, ["review", str(path), "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 1
+    assert "is a 7x7 game and there is no models:/gozero-7x7@champion" in result.output
+    assert "give one with --model" in result.output and "Traceback" not in result.output
