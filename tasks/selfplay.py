@@ -178,8 +178,11 @@ def finished_batch(data: Path, generation: int, seed: int, recorded: dict[str, A
     if sidecar is None:
         return None
     if sidecar["settings"] != recorded:
-        raise SelfPlayError(f"gen={generation} seed={seed} was played with other settings "
-                            f"({sidecar['settings']}): use another seed or generation")
+        before, now = sidecar["settings"], recorded
+        changed = ", ".join(f"{key} {before.get(key)!r} (now {now.get(key)!r})"
+                            for key in sorted(set(before) | set(now)) if before.get(key) != now.get(key))
+        raise SelfPlayError(f"gen={generation} seed={seed} was played with other settings: {changed}; "
+                            "use another seed or generation")
     return _result(sidecar, skipped=True)
 
 

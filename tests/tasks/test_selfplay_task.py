@@ -61,8 +61,10 @@ def test_a_batch_whose_shard_was_lost_is_played_again(data_dir: Path):
 
 def test_the_same_batch_with_other_settings_is_refused(data_dir: Path):
     selfplay_games.fn(settings("uniform"), 1, 0, 1, str(data_dir))
-    with pytest.raises(SelfPlayError, match="other settings"):
+    with pytest.raises(SelfPlayError, match="other settings") as refused:
         selfplay_games.fn(settings("uniform", sims=8), 1, 0, 1, str(data_dir))
+    changed = str(refused.value).split("other settings: ")[1].split("; ")[0]
+    assert changed.startswith("sims ") and "(now 8)" in changed and "," not in changed  # the differing field only
 
 
 def test_a_saved_tiny_net_plays_with_its_encoder_and_is_named_in_the_rows(data_dir: Path, tmp_path: Path):
