@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -70,6 +70,7 @@ def train_command(
                                   set_ or [])
     from tasks.train import read_progress, train_and_register
 
+    _warn_if_long_on_cpu(config, device, preset)
     with shard_progress(lambda: read_progress(data, key), f"training {family} net"), user_errors():
         if flow:
             from flows.train_supervised import run_train_supervised
@@ -146,3 +147,17 @@ def _print_result(family: str, result: TrainResult) -> None:
                   + (f"; {', '.join(shown)}" if shown else ""), soft_wrap=True)
     console.print(f"MLflow run: {result.run_id}", soft_wrap=True)
     console.print(f"model: {result.model_uri}", soft_wrap=True)
+
+
+CPU_SAMPLES_WARNING = 1_000_000  # rows trained (steps x batch) on a CPU from which a run takes hours
+
+
+def _warn_if_long_on_cpu(config: Any, device: str, preset: str) -> None:
+    """A yellow line when a CPU run is sized for a GPU (small and full presets: 5M and 200M rows)."""
+    from gocore.nn.device import choose_device
+
+    samples = config.steps * config.batch_size
+    if choose_device(device).type == "cpu" and samples >= CPU_SAMPLES_WARNING:
+        console.print(f"[yellow]note: {config.steps:,} steps of {config.batch_size} rows ({samples:,} rows) on the CPU: "
+                      f"the {preset} preset is sized for a GPU and this takes hours here; --steps N or --preset tiny "
+                      "for minutes[/]", soft_wrap=True)

@@ -68,3 +68,15 @@ def test_cli_refuses_bad_input_in_one_red_line(arguments: list[str], message: st
     assert result.exit_code == 1, result.output
     assert message in result.stderr and result.stderr.strip().count("\n") == 0
     assert "Traceback" not in result.output and result.stdout == ""
+
+
+def test_a_cpu_run_sized_for_a_gpu_says_so_before_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    import flows.cli_train as cli_train
+    from gocore.nn.training import PRESETS
+
+    printed: list[str] = []
+    monkeypatch.setattr(cli_train.console, "print", lambda text, **_: printed.append(str(text)))
+    cli_train._warn_if_long_on_cpu(PRESETS["small"], "cpu", "small")
+    cli_train._warn_if_long_on_cpu(PRESETS["tiny"], "cpu", "tiny")
+    (line,) = printed
+    assert "20,000 steps of 256 rows (5,120,000 rows) on the CPU" in line and "--preset tiny" in line
