@@ -81,6 +81,17 @@ def evaluate(
     else:
         summary = _run_flow(match, settings, threshold, sprt_config, workers, dask_address)
     console.print(summary_table(summary, show_gate=gate is not None or sprt))
+    if any(spec.startswith("models:/") for spec in (black, white)):
+        _tag_rated_versions(data, size)
+
+
+def _tag_rated_versions(data: Path, size: int) -> None:
+    """The registry's rating tags (Elo, strength) of every rated version, from the ladder the match's
+    games just joined: `gozero models list` and GTP `version` show what `gozero ladder` shows."""
+    from tasks.ladder import ladder_rows, tag_rated_versions
+
+    with user_errors():
+        tag_rated_versions(data, size, ladder_rows(data, size))
 
 
 def _play_here(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None) -> dict[str, Any]:

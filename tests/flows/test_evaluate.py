@@ -68,3 +68,16 @@ def test_cli_refuses_bad_input_in_one_line(arguments: list[str], message: str, d
     result = CliRunner().invoke(app, ["evaluate", *arguments, "--data-dir", str(data_dir)])
     assert result.exit_code == 1 and message in result.output
     assert result.output.count("error:") == 1 and "Traceback" not in result.output
+
+
+def test_a_match_of_a_registered_model_puts_its_ladder_rating_on_the_version(data_dir: Path):
+    from storage import registry
+    from tests.helpers import register_tiny_nets
+
+    register_tiny_nets(data_dir, 1)
+    assert "strength" not in registry.describe("gozero-5x5", "1", data=data_dir).tags
+    result = CliRunner().invoke(app, ["evaluate", "models:/gozero-5x5/1", "random", "--games", "2", "--sims", "2",
+                                      "--size", "5", "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    tags = registry.describe("gozero-5x5", "1", data=data_dir).tags
+    assert tags["elo_games"] == "2" and tags["strength"].startswith("unrated vs GNU Go (Elo ")
