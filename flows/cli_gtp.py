@@ -48,17 +48,35 @@ def gtp(
         if agent.partition(":")[0].partition("-")[0] != "alphago" or ":" in agent:
             raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE[,ROLLOUT])")
         agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
+    if agent is not None:  # a bad spec is refused before anything answers
+        from gocore.errors import GozeroError
+        from tasks.players import parse_player
+
+        try:
+            parse_player(agent)
+        except GozeroError as error:
+            raise _fail(str(error)) from None
     with protocol_streams() as (stdin, stdout):
-        player = _player(agent, model, size, komi, sims, data_dir, threads)
+        from gocore.play.gtp_analysis import LineReader
+        from gocore.play.gtp_loading import load_answering
+
+        lines = LineReader(stdin)  # name and protocol_version are answered while the net loads
+
+        def load():
+            from gocore.play.gtp import GtpEngine
+
+            player = _player(agent, model, size, komi, sims, data_dir, threads)
+            label = player.label if agent is not None else f"{_model_label(player.label, data_dir)}, {player.kind}"
+            return player, label, GtpEngine
+
+        player, label, GtpEngine = load_answering(load, lines, stdout, "gozero")
         size = player.board_size or size or 9
-        label = player.label if agent is not None else f"{_model_label(player.label, data_dir)}, {player.kind}"
-        from gocore.play.gtp import GtpEngine
 
         engine = GtpEngine(player.make(seed), name="gozero", version=f"{_package_version()} ({label})",
                            sizes=None if player.board_size is None else {player.board_size},
                            size=size, komi=komi, seed=seed, ponder_limit=ponder)
         try:
-            engine.serve(stdin, stdout)
+            engine.serve(stdin, stdout, lines)
         except BrokenPipeError:  # the controller went away: nothing left to answer
             pass
         finally:

@@ -65,6 +65,7 @@ from gocore.play.gtp_analysis import (
 from gocore.play.gtp_board import board_diagram, cleanup_move, final_status_list
 from gocore.play.gtp_clock import Clock, TimeSettings
 from gocore.play.gtp_protocol import (
+    PROTOCOL_VERSION,
     GtpFailure,
     expect_args,
     format_response,
@@ -78,7 +79,6 @@ from gocore.search.agents import RESIGN, Agent, AlphaZeroAgent
 
 log = logging.getLogger(__name__)
 
-PROTOCOL_VERSION = "2"
 DEFAULT_SIZE = 9
 MIN_MOVES_LEFT = 10  # our moves assumed still to come, however late in the game
 PONDER_LIMIT = 20_000  # root visits at which analysis rests: about 9 KB each on 9x9 (measured), 180 MB
@@ -186,10 +186,11 @@ class GtpEngine:
                 log.exception("command %r failed", " ".join(words))
                 yield format_response("?", command_id, " ".join(f"internal error: {type(error).__name__}: {error}".split()))
 
-    def serve(self, stdin: TextIO, stdout: TextIO) -> None:
+    def serve(self, stdin: TextIO, stdout: TextIO, lines: LineReader | None = None) -> None:
         """Answer commands from `stdin` on `stdout`, flushing each piece, until quit or end of input.
-        stdin is read ahead (`LineReader`), so that analysis searches until the next line comes."""
-        lines = LineReader(stdin)
+        stdin is read ahead (`LineReader`; `lines`: one already reading it), so that analysis
+        searches until the next line comes."""
+        lines = lines or LineReader(stdin)
         while self.is_running:
             line = lines.next_line()
             if line is None:

@@ -171,6 +171,12 @@ class LineReader:
             self._is_wanted = False  # a request made meanwhile was for this line
             return self._lines.popleft()
 
+    def push_front(self, line: str | None) -> None:
+        """Put a line taken with `next_line` back: it is the next one again."""
+        with self._ready:
+            self._lines.appendleft(line)
+            self._ready.notify_all()
+
     def has_input(self, timeout: float = 0.0) -> bool:
         """True once the next line (or the end of input) has come, waiting up to `timeout` seconds."""
         with self._ready:

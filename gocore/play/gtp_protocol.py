@@ -13,6 +13,8 @@ import re
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")  # control characters other than HT and LF
 _COLORS = {"b": 1, "black": 1, "w": -1, "white": -1}
 
+PROTOCOL_VERSION = "2"  # GTP v2
+
 
 class GtpFailure(Exception):
     """A refused command; the message is what follows ``?`` in the response."""

@@ -84,7 +84,7 @@ def test_a_bad_agent_spec_is_one_line_on_stderr_and_exit_1():
 def test_a_model_that_cannot_be_loaded_is_one_line_on_stderr_and_exit_1(uri, data_dir):
     session = subprocess.run(GTP + ["--model", uri], input="name\n", capture_output=True, text=True,
                              timeout=120, cwd=data_dir)
-    assert session.returncode == 1 and session.stdout == ""
+    assert session.returncode == 1 and session.stdout in ("", "= gozero\n\n")  # name may be answered while loading
     assert session.stderr.startswith("error: ") and session.stderr.count("\n") == 1, session.stderr
 
 
