@@ -76,12 +76,14 @@ class LadderPlayer:
 class Generation:
     """What the registry says of a model version on the ladder."""
 
-    number: int
-    """Its ``generation`` tag, else its version number."""
+    number: int | None
+    """Its ``generation`` tag; None for a version no loop made (e.g. `gozero train`'s)."""
     was_champion: bool
     """It holds or held the alias ``champion``."""
     selfplay_games: int | None = None
     """Self-play games its loop had played when it was promoted (tag ``selfplay_games_total``)."""
+    version: int = 0
+    """Its version number."""
 
 
 @dataclass(frozen=True)
@@ -134,8 +136,10 @@ def generations(size: int, data: Path) -> dict[str, Generation]:
     except registry.RegistryError:  # no such model yet
         return {}
     return {f"{v.name}/{v.version}": Generation(
-        int(v.tags.get("generation", v.version)), registry.CHAMPION in v.aliases or "promoted_at" in v.tags,
-        int(v.tags["selfplay_games_total"]) if v.tags.get("selfplay_games_total", "").isdigit() else None)
+        int(v.tags["generation"]) if v.tags.get("generation", "").lstrip("-").isdigit() else None,
+        registry.CHAMPION in v.aliases or "promoted_at" in v.tags,
+        int(v.tags["selfplay_games_total"]) if v.tags.get("selfplay_games_total", "").isdigit() else None,
+        int(v.version))
         for v in versions}
 
 
@@ -161,7 +165,7 @@ def pool(settings: LadderSettings, data: Path) -> list[LadderPlayer]:
     anchors = [spec for spec in settings.anchors if parse_player(spec).kind != "gnugo" or has_gnugo()]
     versions = generations(settings.size, data)
     champions = sorted((name for name, version in versions.items() if version.was_champion),
-                       key=lambda name: versions[name].number)
+                       key=lambda name: versions[name].version)
     players = [enter_ladder(spec, settings, data) for spec in (ANCHOR, *anchors)]
     return players + [LadderPlayer(name, ladder_spec(name) or name) for name in champions]
 
@@ -248,7 +252,8 @@ def tag_rated_versions(data: Path, size: int, rows: Sequence[LadderRow]) -> int:
     """Put `rating_tags` on every registered version of ``gozero-<N>x<N>`` on the ladder; how many."""
     from storage import registry
 
-    rated = [row for row in rows if row.generation is not None]  # registered versions (`generations`)
+    registered = generations(size, data)
+    rated = [row for row in rows if row.player in registered]
     for row in rated:
         name, _, version = row.player.rpartition("/")
         registry.tag_version(name, int(version), rating_tags(row, rows, size), data)

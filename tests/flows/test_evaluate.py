@@ -81,3 +81,22 @@ def test_a_match_of_a_registered_model_puts_its_ladder_rating_on_the_version(dat
     assert result.exit_code == 0, result.output
     tags = registry.describe("gozero-5x5", "1", data=data_dir).tags
     assert tags["elo_games"] == "2" and tags["strength"].startswith("unrated vs GNU Go (Elo ")
+
+
+def test_a_model_no_loop_made_has_no_generation_on_the_ladder_but_is_tagged(data_dir: Path):
+    from gocore.nn.nets import NetConfig, build_net
+    from storage import registry, runs
+    from storage.checkpoints import save_model
+    from tasks.ladder import ladder_rows
+
+    config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)
+    model_dir = save_model(data_dir / "nets" / "trained", build_net(config).eval(), config.to_dict())
+    with runs.training_run(5, {"net": config}, data=data_dir) as run_id:
+        runs.log_model(run_id, model_dir, data=data_dir)
+    version = registry.register(run_id, data=data_dir)  # as gozero train registers: no generation tag
+    result = CliRunner().invoke(app, ["evaluate", f"models:/gozero-5x5/{version}", "random", "--games", "2",
+                                      "--sims", "2", "--size", "5", "--data-dir", str(data_dir)])
+    assert result.exit_code == 0, result.output
+    (row,) = [row for row in ladder_rows(data_dir, 5) if row.player == f"gozero-5x5/{version}"]
+    assert row.generation is None  # it was shown as generation 1 (its version number)
+    assert registry.describe("gozero-5x5", str(version), data=data_dir).tags["elo_games"] == "2"
