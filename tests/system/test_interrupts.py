@@ -116,7 +116,7 @@ def finished(data: Path) -> dict[str, bytes]:
 def assert_one_line_and_status(cli: Cli, status: int | None, expected: int, lines: int = 2) -> None:
     output = cli.output()
     assert status == expected, f"exit {status}, expected {expected}: {output[-3000:]}"
-    assert output.count(INTERRUPTED) == 1 and f"\n{INTERRUPTED}\n" in output, output[-3000:]
+    assert output.count(INTERRUPTED) == 1 and f"\n{INTERRUPTED}\n" in f"\n{output}", output[-3000:]  # a line of its own
     assert "Traceback" not in output and "Error" not in output, output[-3000:]
     assert len([line for line in output.splitlines() if line.strip()]) <= lines, output[-3000:]  # header + that line
 
