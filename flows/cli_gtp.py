@@ -8,8 +8,9 @@ genmove forms (`gocore.play.gtp_analysis`), searching until the next command or 
 stdout carries GTP and nothing else: while the command runs, file descriptor 1 points at stderr and
 the protocol goes to a private copy of the original stdout, so no stray print (ours, a library's, C
 code's) can break a GUI's parser. Logs go to stderr. Whatever stops the engine from starting (a
-model that cannot be loaded, a bad agent spec) is one line on stderr and exit code 1, before the
-first command is read.
+model that cannot be loaded, a bad agent spec) is one line on stderr and exit code 1 (`name` and
+`protocol_version` may have been answered while the net loaded); the process ends with
+`os._exit`, as the thread reading stdin may still hold it.
 """
 
 from __future__ import annotations
@@ -57,30 +58,65 @@ def gtp(
         except GozeroError as error:
             raise _fail(str(error)) from None
     with protocol_streams() as (stdin, stdout):
-        from gocore.play.gtp_analysis import LineReader
-        from gocore.play.gtp_loading import load_answering
+        try:
+            _session(stdin, stdout, agent, model, size, komi, sims, seed, ponder, data_dir, threads)
+        except BaseException as error:  # noqa: BLE001 - every way out ends here, see _leave
+            _leave(error, stdout)
 
-        lines = LineReader(stdin)  # name and protocol_version are answered while the net loads
 
-        def load():
-            from gocore.play.gtp import GtpEngine
+def _session(stdin, stdout, agent: str | None, model: str | None, size: int | None, komi: float, sims: int,
+             seed: int, ponder: int, data_dir: Path | None, threads: int | None) -> None:
+    """Load the player (answering name and protocol_version meanwhile), then serve GTP until quit."""
+    from gocore.play.gtp_analysis import LineReader
+    from gocore.play.gtp_loading import load_answering
 
-            player = _player(agent, model, size, komi, sims, data_dir, threads)
-            label = player.label if agent is not None else f"{_model_label(player.label, data_dir)}, {player.kind}"
-            return player, label, GtpEngine
+    lines = LineReader(stdin)  # name and protocol_version are answered while the net loads
 
-        player, label, GtpEngine = load_answering(load, lines, stdout, "gozero")
-        size = player.board_size or size or 9
+    def load():
+        from gocore.play.gtp import GtpEngine
 
+        player = _player(agent, model, size, komi, sims, data_dir, threads)
+        label = player.label if agent is not None else f"{_model_label(player.label, data_dir)}, {player.kind}"
+        return player, label, GtpEngine
+
+    player, label, GtpEngine = load_answering(load, lines, stdout, "gozero")
+    try:
         engine = GtpEngine(player.make(seed), name="gozero", version=f"{_package_version()} ({label})",
                            sizes=None if player.board_size is None else {player.board_size},
-                           size=size, komi=komi, seed=seed, ponder_limit=ponder)
-        try:
-            engine.serve(stdin, stdout, lines)
-        except BrokenPipeError:  # the controller went away: nothing left to answer
-            pass
-        finally:
-            player.close()
+                           size=player.board_size or size or 9, komi=komi, seed=seed, ponder_limit=ponder)
+        engine.serve(stdin, stdout, lines)
+    finally:
+        player.close()
+
+
+def _leave(error: BaseException, stdout) -> None:
+    """End the process for `error` without the interpreter's shutdown: the stdin reader thread may be
+    blocked in a read holding stdin's lock, and CPython then aborts at exit (status 134). A failed
+    start has written its one line (exit 1), a closed pipe ends quietly (0), Ctrl-C or SIGTERM
+    print one line (130, 143), anything else its traceback (1)."""
+    import contextlib
+    import os
+    import traceback
+
+    from flows.cli_common import interrupted_by
+
+    if isinstance(error, typer.Exit):
+        code = error.exit_code
+    elif isinstance(error, SystemExit):
+        code = error.code if isinstance(error.code, int) else 1
+    elif isinstance(error, BrokenPipeError):  # the controller went away: nothing left to answer
+        code = 0
+    elif isinstance(error, KeyboardInterrupt):
+        signum = interrupted_by() or 2
+        typer.echo("gozero gtp: interrupted", err=True)
+        code = 128 + signum
+    else:
+        traceback.print_exception(error)
+        code = 1
+    for stream in (stdout, sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(code)
 
 
 def _fail(message: str) -> typer.Exit:

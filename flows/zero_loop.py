@@ -271,7 +271,8 @@ def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
         promoted=None if promote is None else bool(promote["promoted"]),
         minutes=round(sum(float(s.get("seconds", 0.0)) for s in steps.values()) / 60, 2),
         step=last[-1] if last else "",
-        elo="" if rated.get("elo") is None else f"{rated['elo']:+.0f} ± {1.96 * (rated.get('elo_stderr') or 0):.0f} (95 %)")
+        elo="" if rated.get("elo") is None else f"{rated['elo']:+.0f}" + (
+            f" ± {1.96 * rated['elo_stderr']:.0f} (95 %)" if rated.get("elo_stderr") else ""))
 
 
 def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,

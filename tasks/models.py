@@ -128,7 +128,7 @@ def announce_promotion(info: VersionInfo) -> dict[str, Any] | None:
 
 
 def model_strength(uri: str, data_dir: str | Path | None = None) -> str | None:
-    """``gozero-9x9 v7, ~12 kyu (Elo +112 +/- 60 vs GNU Go level 1, 84 games)``: the registered
+    """``gozero-9x9 v7, ~12 kyu (Elo +112 ± 118 (95 %) vs GNU Go level 1, 84 games)``: the registered
     version a ``models:/`` URI resolves to and its ladder `strength` tag (``not on the ladder`` before
     the ladder rated it); None for a model directory or a registry that cannot say."""
     from storage import registry

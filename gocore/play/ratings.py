@@ -195,7 +195,7 @@ class Strength:
     rank: str
     """``~12 kyu``, ``~2 dan`` or ``unrated vs GNU Go``."""
     text: str
-    """The rank with its evidence: ``~12 kyu (Elo +112 +/- 60 vs GNU Go level 1, 84 games)``."""
+    """The rank with its evidence: ``~12 kyu (Elo +112 ± 118 (95 %) vs GNU Go level 1, 84 games)``."""
 
 
 def gnugo_nominal_kyu(level: int, size: int) -> float:

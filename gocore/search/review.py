@@ -179,7 +179,7 @@ def annotate(record: GameRecord, reviews: Sequence[MoveReview], settings: Review
 def comment(review: MoveReview, size: int) -> str:
     """What the annotated SGF says about a move."""
     lines = [f"{COLOR_NAMES[review.color]} {to_gtp(review.move, size)}: win rate "
-             f"{review.winrate_before:.1%} -> {review.winrate_after:.1%} (loss {_percent(review.loss)})"]
+             f"{review.winrate_before:.1%} -> {review.winrate_after:.1%} (loss {review.loss:.1%} against gozero's choice)"]
     if review.score_after is not None:
         lines.append(f"score lead after the move: {review.score_after:+.1f}")
     best = review.best
@@ -187,11 +187,6 @@ def comment(review: MoveReview, size: int) -> str:
         verdict = "gozero agrees" if best.move == review.move else f"gozero prefers {to_gtp(best.move, size)}"
         lines.append(f"{verdict} ({best.winrate:.1%}, {best.visits} visits)")
     return "\n".join(lines)
-
-
-def _percent(change: float) -> str:
-    """A signed percentage; no "-0.0%" for a change that rounds to nothing."""
-    return f"{change:+.1%}" if round(change, 3) != 0 else "0.0%"
 
 
 def _mark(review: MoveReview, blunder: float) -> dict[str, str]:

@@ -136,3 +136,35 @@ def test_analysis_commands_sent_while_the_model_loads_still_get_info_lines(tmp_p
     lz, play, kata, name = responses[:4]
     assert lz.startswith("=\ninfo move ") and kata.startswith("=\ninfo move ") and " utility " in kata
     assert play == "= " and name == "= gozero" and session.returncode == 0
+
+
+def test_a_failed_load_with_stdin_still_open_exits_1_not_aborting(tmp_path):
+    # A GUI keeps stdin open: the reader thread is blocked in a read when the load fails.
+    process = subprocess.Popen(GTP + ["--model", str(tmp_path / "no-such-model")], stdin=subprocess.PIPE,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        process.stdin.write("name\n")
+        process.stdin.flush()
+        status = process.wait(timeout=120)
+        assert status == 1, process.stderr.read()
+        assert process.stdout.read() in ("", "= gozero\n\n")
+        stderr = process.stderr.read()
+        assert stderr.startswith("error: ") and "Fatal Python error" not in stderr, stderr
+    finally:
+        process.kill()
+
+
+def test_ctrl_c_while_serving_exits_130_with_one_line():
+    import signal
+
+    process = subprocess.Popen(GTP + ["--agent", "random"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    try:
+        process.stdin.write("name\n")
+        process.stdin.flush()
+        assert process.stdout.readline() == "= gozero\n"  # serving, its reader waiting for the next line
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=30) == 130
+        assert process.stderr.read().strip() == "gozero gtp: interrupted"
+    finally:
+        process.kill()
