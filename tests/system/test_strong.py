@@ -32,7 +32,7 @@ if __name__ == "__main__":
     from tasks.strong import StrongSettings
     run_strong(StrongSettings(**{settings}), sys.argv[1], workers=1, device="cpu")
 """
-pytestmark = [pytest.mark.gnugo, pytest.mark.slow]
+pytestmark = [pytest.mark.gnugo, pytest.mark.slow, pytest.mark.timeout(2400)]  # three recipe runs: ~8 min idle, 15+ at load 6
 
 
 def start(data: Path) -> subprocess.Popen:
