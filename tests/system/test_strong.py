@@ -32,7 +32,7 @@ if __name__ == "__main__":
     from tasks.strong import StrongSettings
     run_strong(StrongSettings(**{settings}), sys.argv[1], workers=1, device="cpu")
 """
-pytestmark = [pytest.mark.gnugo, pytest.mark.slow, pytest.mark.timeout(2400)]  # three recipe runs: ~8 min idle, 15+ at load 6
+pytestmark = [pytest.mark.gnugo, pytest.mark.slow, pytest.mark.timeout(2400)]  # three recipe runs: over 15 min at load 6 (2026-11-27 CI)
 
 
 def start(data: Path) -> subprocess.Popen:
