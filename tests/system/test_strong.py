@@ -5,6 +5,7 @@ rerun each time, it ends with the same stages, versions and games as once throug
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -41,6 +42,16 @@ def start(data: Path) -> subprocess.Popen:
                             env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
 
 
+def exit_status(process: subprocess.Popen, timeout: float) -> int:
+    """The recipe's exit status; whatever happens meanwhile (a timeout, the test's own), nothing it
+    started outlives the wait."""
+    try:
+        return process.wait(timeout=timeout)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+
+
 def kill_when(data: Path, happened: Callable[[], bool], timeout: float = 600) -> None:
     """Run the recipe until `happened()`, then SIGKILL it and everything it started."""
     process = start(data)
@@ -65,7 +76,7 @@ def test_a_recipe_killed_in_training_and_in_the_loop_resumes_to_a_complete_run(
     kill_when(data, lambda: bool(run_dirs.checkpoint_files(training)) and recipe("supervised") is None)
     kill_when(data, lambda: loops.read_step(data, "strong-5x5", 1, "train") is not None)
     finish = start(data)
-    assert finish.wait(timeout=900) == 0, finish.stderr.read().decode()[-3000:]
+    assert exit_status(finish, timeout=1500) == 0, finish.stderr.read().decode()[-3000:]
 
     assert recipe("expert")["games"] == 12 and recipe("supervised")["model"] == "models:/gozero-5x5/1"
     versions = {int(v.version): v for v in registry.list_versions("gozero-5x5", data)}
@@ -83,5 +94,5 @@ def test_a_recipe_killed_in_training_and_in_the_loop_resumes_to_a_complete_run(
     assert spent.learning > 0 and spent.measuring > 0
 
     again = start(data)  # a finished recipe reruns without playing or registering anything
-    assert again.wait(timeout=300) == 0, again.stderr.read().decode()[-3000:]
+    assert exit_status(again, timeout=300) == 0, again.stderr.read().decode()[-3000:]
     assert len(registry.list_versions("gozero-5x5", data)) == 4
