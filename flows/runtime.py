@@ -219,7 +219,12 @@ class StoppingProcessPool(ProcessPoolTaskRunner):
     def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
         if exc_type is not None:  # else shutting down would wait for every running task
             self.stop_running()
+        workers = list(getattr(self._executor, "_processes", {}).values()) if self._executor is not None else []
         super().__exit__(exc_type, exc_value, traceback)
+        for process in workers:  # an executor given no task never starts the thread that ends its
+            if process.is_alive():  # workers: started up front, they would wait for work forever and
+                process.terminate()  # multiprocessing would wait for them at exit
+            process.join(timeout=10)
 
 
 def _start_worker() -> None:

@@ -69,3 +69,12 @@ def test_a_second_run_on_a_dataset_being_built_is_refused_naming_the_first(prefe
                                         (("match", "x" * 200), "match-" + "x" * 94)])
 def test_artifact_keys_are_lowercase_letters_digits_and_single_dashes(parts, key):
     assert artifact_key(*parts) == key
+
+
+def test_a_pool_given_no_task_leaves_no_worker_behind():
+    import multiprocessing
+
+    before = set(multiprocessing.active_children())
+    with StoppingProcessPool(max_workers=2):  # workers start up front; a rerun's step may submit nothing
+        assert len(set(multiprocessing.active_children()) - before) >= 2
+    assert set(multiprocessing.active_children()) - before == set()  # they waited forever: exit hung
