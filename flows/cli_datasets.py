@@ -23,7 +23,7 @@ def dataset_manifests(data: Path) -> list[tuple[str, dict[str, Any] | None]]:
     without a manifest (an ingest that has not finished)."""
     from storage import datasets, layout
 
-    root = layout.dataset_dir(data, "x").parent
+    root = layout.datasets_root(data)
     found = []
     for folder in sorted(p for p in root.glob("*") if p.is_dir()) if root.is_dir() else []:
         try:

@@ -59,9 +59,14 @@ def raw_dir(data: Path, source: str) -> Path:
     return raw_root(data) / safe_name(source, "source name")
 
 
+def datasets_root(data: Path) -> Path:
+    """Every encoded dataset's folder is in here."""
+    return data / "datasets"
+
+
 def dataset_dir(data: Path, name: str) -> Path:
     """One encoded dataset."""
-    return data / "datasets" / safe_name(name, "dataset name")
+    return datasets_root(data) / safe_name(name, "dataset name")
 
 
 def selfplay_dir(data: Path, generation: int, run: str = "") -> Path:
