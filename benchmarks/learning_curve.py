@@ -4,7 +4,7 @@ minutes the loop had spent on learning when it was promoted, as a table and a PN
     python -m benchmarks.learning_curve [--generations 4] [--games 200] [--sims 16] [--rating-games 10]
                                         [--data-dir D [--loop L] [--every K]] [--png learning_curve.png]
 
-Runs `gozero run`'s loop (tasks.zero.main_job_settings: 9x9, tiny net, gate off) in a fresh data
+Runs `gozero run`'s loop (tasks.loop_presets.main_job_settings: 9x9, tiny net, gate off) in a fresh data
 dir, or reads a finished one given with ``--data-dir`` (the loop ``--loop``, default ``run-9x9``).
 Every champion without ladder games (with ``--every K``, every K-th and the last: a long loop read
 with ``--data-dir`` has all its generations) is then rated by the ladder flow (`--rating-games` against each
@@ -126,7 +126,7 @@ def main() -> None:
     from flows.zero_loop import zero_loop
     from storage import loops
     from tasks.ladder import ladder_rows
-    from tasks.zero import main_job_settings
+    from tasks.loop_presets import main_job_settings
 
     cores = args.workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="gozero-bench-curve-") as temp, prefect_api():

@@ -6,7 +6,7 @@
 1. Loop A (``strength-a``) and loop B (``strength-b``) run one after the other in one data dir, each
    with the same budget: it starts no new generation once it has spent ``--minutes`` wall minutes
    learning (flows/zero_loop.py ``minutes=``; the generation under way is finished). Both begin
-   from `tasks.zero.main_job_settings` (``gozero run``'s loop: gate off, no ladder games inside)
+   from `tasks.loop_presets.main_job_settings` (``gozero run``'s loop: gate off, no ladder games inside)
    with board size ``--size`` and every technique off (`tasks.zero.TECHNIQUES_OFF`, whatever the
    defaults are); ``--a`` and ``--b`` change any `LoopSettings` field as
    ``name=value,...`` (booleans true/false, ``none`` for None), so options added to the loop later
@@ -83,7 +83,8 @@ def loop_changes(text: str) -> dict[str, Any]:
 
 def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
     """{loop name: LoopSettings} of loops A and B."""
-    from tasks.zero import TECHNIQUES_OFF, main_job_settings
+    from tasks.loop_presets import main_job_settings
+    from tasks.zero import TECHNIQUES_OFF
 
     quick = loop_changes(QUICK_LOOP) if args.quick else {}
     # every technique off unless --a / --b turn it on: an A/B means the same whatever the defaults are

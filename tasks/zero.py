@@ -378,14 +378,5 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     return options
 
 
-def main_job_settings(generations: int = 4, games: int = 200, sims: int = 16, **overrides: Any) -> LoopSettings:
-    """`gozero run`'s loop, tuned on 2 cores (docs/zero-loop.md): 9x9, tiny net, every
-    candidate promoted (a gate would cost as much as a generation), every row kept, each sampled about
-    3 times, a high lr; no ladder games inside the loop unless `overrides` ask for them."""
-    return LoopSettings(**{"loop": "run-9x9", "size": 9, "generations": generations, "games": games, "sims": sims,
-                           "preset": "tiny", "gate": "off", "min_window": 100_000, "replay": 3.0, "lr": 0.03,
-                           "resign_threshold": -0.95, "ladder_opponents": 0, **overrides})
-
-
 RESUMABLE = frozenset({"generations"})
 """Settings a rerun of a loop may change."""

@@ -1,6 +1,6 @@
 """KataGo's JSON analysis engine, served: queries read from stdin, searched, answered on stdout.
 
-`AnalysisServer.serve` is what ``gozero analysis`` runs (flows/cli_analysis.py) and what KaTrain
+`AnalysisServer.serve` is what ``gozero analysis`` runs (flows/cli/analysis.py) and what KaTrain
 talks to in place of ``katago analysis``. `gocore.play.analysis_engine` parses and formats; this
 module owns the order of work:
 

@@ -7,7 +7,7 @@ import typing
 
 import pytest
 
-from flows import cli
+from flows.cli import root as cli
 from flows.train_supervised import training_config
 from gocore.nn import features, nets, training
 from gocore.nn.training import TrainError

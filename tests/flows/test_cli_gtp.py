@@ -12,7 +12,7 @@ from gocore.play.gtp_client import GtpClient, GtpError, gnugo_command, parse_sco
 from gocore.rules.board import Position
 from gocore.rules.coords import from_gtp
 
-# The command as a script runs it; `gozero gtp` (flows/cli.py) mounts this same function.
+# The command as a script runs it; `gozero gtp` (flows/cli/root.py) mounts this same function.
 GTP = [sys.executable, "-m", "flows.cli", "gtp"]
 SIZE, KOMI = 9, 7.5
 MAX_MOVES = 600  # far beyond any real 9x9 game: a safety stop, not a rule

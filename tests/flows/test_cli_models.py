@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from flows.cli_models import models_app
+from flows.cli.models import models_app
 from gocore.nn.nets import build_net, preset
 from storage import registry, runs
 from storage.checkpoints import save_model

@@ -9,13 +9,13 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from flows.cli_evaluate import evaluate as evaluate_command
+from flows.cli.evaluate import evaluate as evaluate_command
 from gocore.play.ratings import SprtConfig
 from storage import matches
 from tests.helpers import read_artifact
 
 app = typer.Typer()
-app.command("evaluate")(evaluate_command)  # mounted the way flows/cli.py mounts it
+app.command("evaluate")(evaluate_command)  # mounted the way flows/cli/root.py mounts it
 
 
 @app.command()

@@ -10,12 +10,12 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from flows.cli_ladder import ladder as ladder_command
+from flows.cli.ladder import ladder as ladder_command
 from storage import ratings
 from tests.helpers import read_artifact, register_tiny_nets
 
 app = typer.Typer()
-app.command("ladder")(ladder_command)  # mounted the way flows/cli.py mounts it
+app.command("ladder")(ladder_command)  # mounted the way flows/cli/root.py mounts it
 
 
 @app.command()

@@ -7,14 +7,14 @@ from pathlib import Path
 import typer
 from typer.testing import CliRunner
 
-from flows.cli_selfplay import selfplay as selfplay_command
+from flows.cli.selfplay import selfplay as selfplay_command
 from flows.selfplay import selfplay_progress
 from storage.stream import BatchStream
 from tasks.rows import ROW_DECODER
 from tests.helpers import read_artifact
 
 app = typer.Typer()
-app.command("selfplay")(selfplay_command)  # mounted the way flows/cli.py mounts it
+app.command("selfplay")(selfplay_command)  # mounted the way flows/cli/root.py mounts it
 
 
 @app.command()

@@ -71,7 +71,7 @@ def test_cli_refuses_bad_input_in_one_red_line(arguments: list[str], message: st
 
 
 def test_a_cpu_run_sized_for_a_gpu_says_so_before_it_starts(monkeypatch: pytest.MonkeyPatch) -> None:
-    import flows.cli_train as cli_train
+    import flows.cli.train as cli_train
     from gocore.nn.training import PRESETS
 
     printed: list[str] = []

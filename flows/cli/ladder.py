@@ -3,7 +3,7 @@
 By default it only reads: the ratings table (``<data>/ratings/``, filled by every finished match)
 is fitted here and printed, best first. ``--play`` first runs the `ladder` flow (flows/ladder.py):
 the champion (or ``--player``) plays its most informative opponents, then the ladder is refitted,
-written to ladder.json and logged to MLflow. flows/cli.py mounts `ladder` as a command.
+written to ladder.json and logged to MLflow. flows/cli/root.py mounts `ladder` as a command.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from flows.cli_common import DATA_DIR_HELP, console, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, quiet_prefect, user_errors
 
 if TYPE_CHECKING:  # the real imports wait for the command to run: `gozero --help` stays fast
     from tasks.ladder import Ladder

@@ -1,4 +1,4 @@
-"""The `gozero` command line: one typer app over the flows, storage and the Go engine.
+"""The `gozero` typer app: mounts every command group of flows/cli/ and holds the small commands.
 
 Heavy imports (Prefect, torch, MLflow) happen inside the commands that need them, so
 `gozero --help` and `gozero play` start fast. Errors a user can fix print one red line and exit 1.
@@ -13,9 +13,9 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_alphago import alphago as alphago_command
-from flows.cli_analysis import analysis as analysis_command
-from flows.cli_common import (
+from flows.cli.alphago import alphago as alphago_command
+from flows.cli.analysis import analysis as analysis_command
+from flows.cli.common import (
     DATA_DIR_HELP,
     THREADS_HELP,
     console,
@@ -28,18 +28,18 @@ from flows.cli_common import (
     use_threads,
     user_errors,
 )
-from flows.cli_datasets import datasets_app
-from flows.cli_evaluate import evaluate as evaluate_command
-from flows.cli_gtp import gtp
-from flows.cli_ladder import ladder as ladder_command
-from flows.cli_loop import loop as loop_command
-from flows.cli_loop import run as run_command
-from flows.cli_models import models_app
-from flows.cli_review import review as review_command
-from flows.cli_selfplay import selfplay as selfplay_command
-from flows.cli_serve import serve as serve_command
-from flows.cli_strong import strong as strong_command
-from flows.cli_train import train_command
+from flows.cli.datasets import datasets_app
+from flows.cli.evaluate import evaluate as evaluate_command
+from flows.cli.gtp import gtp
+from flows.cli.ladder import ladder as ladder_command
+from flows.cli.loop import loop as loop_command
+from flows.cli.loop import run as run_command
+from flows.cli.models import models_app
+from flows.cli.review import review as review_command
+from flows.cli.selfplay import selfplay as selfplay_command
+from flows.cli.serve import serve as serve_command
+from flows.cli.strong import strong as strong_command
+from flows.cli.train import train_command
 from tasks.players import SPECS_HELP
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -206,6 +206,3 @@ def main() -> None:
         if signum is None or (isinstance(error, SystemExit) and error.code in (0, None)):
             raise
         sys.exit(report_interrupt(signum))
-
-if __name__ == "__main__":
-    main()

@@ -3,7 +3,7 @@
 Runs the `selfplay` flow (flows/selfplay.py) on a process pool of ``--workers`` (default: cores)
 or on a Dask cluster (``--dask-address``); a progress bar counts the games whose batch is on
 disk. ``--model uniform`` plays without a net (uniform priors, value 0): a smoke test of the
-pipeline. flows/cli.py mounts `selfplay` as a command.
+pipeline. flows/cli/root.py mounts `selfplay` as a command.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from flows.cli_common import DATA_DIR_HELP, console, quiet_prefect, shard_progress, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, quiet_prefect, shard_progress, user_errors
 
 MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'uniform' (no net)"
 

@@ -3,7 +3,7 @@
 The expert games come from `--source` (anything `gozero ingest` takes), ingested once into the
 dataset `--dataset`; a rerun of the same command skips the ingest and every finished stage. The
 table is redrawn twice a second from the stage records and training progress files on disk.
-flows/cli.py mounts the command.
+flows/cli/root.py mounts the command.
 """
 
 from __future__ import annotations
@@ -17,11 +17,16 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.fields import declared_fields, settings_epilog
 
 if TYPE_CHECKING:
     from tasks.alphago import AlphaGoSettings
 
+OPTIONS = ("size", "preset", "sl_steps", "rollout_steps", "games_per_iteration", "iterations", "snapshot_every",
+           "value_games", "value_steps", "value_heldout_games", "check_games", "eval_games", "key_games", "eval_sims",
+           "uct_sims", "gnugo_levels", "dataset", "name")
+"""The AlphaGoSettings fields `gozero alphago` has an option for; every other one is reachable with --set."""
 TRAINED = {"sl": "policy", "rollout": "rollout", "value": "value"}  # stage -> the run key's family
 
 
@@ -48,6 +53,8 @@ def alphago(
     gnugo_levels: Annotated[str | None, typer.Option(help="eval: GNU Go levels, e.g. 1,5 ('' for none)")] = None,
     dataset: Annotated[str | None, typer.Option(help="dataset name (default: expert-<N>x<N>)")] = None,
     name: Annotated[str | None, typer.Option(help="pipeline name (default alphago-<N>x<N>)")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="any setting as NAME=VALUE (listed above); "
+                                                                 "repeatable")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="processes for value data and matches (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run the ingest's encoding, the value data games and "
                                                      "the evaluation matches on this Dask scheduler")] = None,
@@ -73,7 +80,7 @@ def alphago(
                           "snapshot_every": snapshot_every, "value_games": value_games, "eval_games": eval_games,
                           "key_games": key_games,
                           "eval_sims": _numbers(eval_sims), "uct_sims": uct_sims,
-                          "gnugo_levels": _numbers(gnugo_levels)})
+                          "gnugo_levels": _numbers(gnugo_levels)}, set_ or [])
     data = layout.data_dir(data_dir)
     from flows.runtime import prefect_api
 
@@ -97,15 +104,20 @@ def _numbers(text: str | None) -> tuple[int, ...] | None:
         raise fail(f"{text!r} is not a comma-separated list of numbers") from None
 
 
-def _settings(preset: str, size: int, dataset: str, name: str, changes: dict) -> AlphaGoSettings:
-    """The preset's settings with the options given."""
-    from tasks.alphago import PRESETS
+
+alphago.__doc__ += "\n\n" + settings_epilog(declared_fields("tasks.alphago", "AlphaGoSettings"), set(OPTIONS))
+
+def _settings(preset: str, size: int, dataset: str, name: str, changes: dict, items: list[str]) -> AlphaGoSettings:
+    """The preset's settings with the options given, then the --set items."""
+    from tasks.alphago import PRESETS, AlphaGoSettings
+    from tasks.overrides import dataclass_changes
 
     if preset not in PRESETS:
         raise fail(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")
     try:
         return dataclasses.replace(PRESETS[preset], size=size, dataset=dataset, name=name,
-                                   **{k: v for k, v in changes.items() if v is not None})
+                                   **{k: v for k, v in changes.items() if v is not None},
+                                   **dataclass_changes(AlphaGoSettings, items))
     except ValueError as error:
         raise fail(str(error)) from None
 

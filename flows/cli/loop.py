@@ -4,7 +4,7 @@
 rows, losses, gate, promotion, minutes) from the loop's step records twice a second. A rerun of
 the same command continues where the last one stopped. `run` is a short loop on embedded defaults
 followed by the evidence that it learned: the champion against generation 0 and against random,
-and what to do next. flows/cli.py mounts both commands.
+and what to do next. flows/cli/root.py mounts both commands.
 """
 
 from __future__ import annotations
@@ -18,10 +18,9 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.fields import declared_fields, declared_keys, settings_epilog
 
-TECHNIQUE_HELP = (" (default: the loop's own choice when it began; for a new loop, on only if it won its A/B:"
-                  " tasks.zero.TECHNIQUE_DEFAULTS)")
 MINUTES_HELP = ("a budget: start no new generation once the loop has spent this many wall minutes learning (the "
                 "one under way finishes; a rerun counts the minutes already spent)")
 
@@ -32,34 +31,43 @@ if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help`
     from tasks.zero import LoopSettings
 
 
+LOOP = declared_fields("tasks.zero", "LoopSettings")
+NAMED = declared_keys("tasks.loop_presets", "LOOP_PRESETS")
+OPTIONS = ("size", "generations", "games", "sims", "preset", "gate", "gate_games", "window_generations",
+           "ladder_opponents", "ladder_games", "aux_heads", "playout_cap", "forced_playouts", "search", "warm_start",
+           "loop")
+"""The LoopSettings fields `gozero loop` has an option for; every other one is reachable with --set."""
+
+
+def option(name: str, *flags: str, **limits: int) -> typer.models.OptionInfo:
+    """A typer option for LoopSettings field `name`: its docstring as help, its declared default shown
+    (None as the option's default, so an option not given leaves the field to --settings or the default)."""
+    return typer.Option(*flags, help=LOOP[name].doc, show_default=LOOP[name].default, **limits)
+
+
 def loop(
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
-    generations: Annotated[int, typer.Option(min=1, help="generations to reach (a rerun with more goes on)")] = 5,
-    games: Annotated[int, typer.Option(min=1, help="self-play games per generation")] = 200,
-    sims: Annotated[int, typer.Option(min=1, help="simulations per move (self-play and gate)")] = 32,
-    preset: Annotated[str, typer.Option(help="net preset: tiny, small or full")] = "tiny",
-    gate: Annotated[str, typer.Option(help="sprt (55 % fallback), fixed (55 %) or off (promote every candidate)")] = "sprt",
-    gate_games: Annotated[int, typer.Option(min=2, help="most games a gate plays")] = 400,
-    window_generations: Annotated[int | None, typer.Option(min=1, help="train on the last K generations "
-                                                           "(default: a row window growing with the data)")] = None,
-    ladder_opponents: Annotated[int, typer.Option(min=0, help="ladder opponents of each new champion (0: none)")] = 2,
-    ladder_games: Annotated[int, typer.Option(min=1, help="games against each ladder opponent")] = 10,
-    aux_heads: Annotated[bool | None, typer.Option("--aux-heads/--no-aux-heads", help="nets with ownership and "
-                                                   "score heads" + TECHNIQUE_HELP)] = None,
-    playout_cap: Annotated[bool | None, typer.Option("--playout-cap/--no-playout-cap", help="KataGo's playout cap "
-                                                     "randomization: 1 move in 4 searched with --sims and "
-                                                     "recorded, the others with sims/4" + TECHNIQUE_HELP)] = None,
-    forced_playouts: Annotated[bool | None, typer.Option("--forced-playouts/--no-forced-playouts", help="KataGo's "
-                                                         "forced playouts and policy target pruning in self-play"
-                                                         + TECHNIQUE_HELP)] = None,
-    search: Annotated[str | None, typer.Option(help="self-play root search: puct or gumbel (sequential halving)"
-                                               + TECHNIQUE_HELP)] = None,
-    warm_start: Annotated[str | None, typer.Option(help="generation 0 from this dual net's weights (models:/... "
-                                                   "or a model dir) instead of a random net")] = None,
-    name: Annotated[str | None, typer.Option("--loop", help="loop name (default zero-<N>x<N>)")] = None,
-    set_: Annotated[list[str] | None, typer.Option("--set", help="any other loop setting as name=value, e.g. "
-                                                                 "expert=gnugo-9x9, lr=0.003, gumbel_scale=0.1 "
-                                                                 "(tasks.zero.LoopSettings); repeatable")] = None,
+    size: Annotated[int | None, option("size", min=5, max=19)] = None,
+    generations: Annotated[int | None, option("generations", min=1)] = None,
+    games: Annotated[int | None, option("games", min=1)] = None,
+    sims: Annotated[int | None, option("sims", min=1)] = None,
+    preset: Annotated[str | None, option("preset")] = None,
+    gate: Annotated[str | None, option("gate")] = None,
+    gate_games: Annotated[int | None, option("gate_games", min=2)] = None,
+    window_generations: Annotated[int | None, option("window_generations", min=1)] = None,
+    ladder_opponents: Annotated[int | None, option("ladder_opponents", min=0)] = None,
+    ladder_games: Annotated[int | None, option("ladder_games", min=1)] = None,
+    aux_heads: Annotated[bool | None, option("aux_heads", "--aux-heads/--no-aux-heads")] = None,
+    playout_cap: Annotated[bool | None, option("playout_cap", "--playout-cap/--no-playout-cap")] = None,
+    forced_playouts: Annotated[bool | None, option("forced_playouts", "--forced-playouts/--no-forced-playouts")] = None,
+    search: Annotated[str | None, option("search")] = None,
+    warm_start: Annotated[str | None, option("warm_start")] = None,
+    name: Annotated[str | None, typer.Option("--loop", help=LOOP["loop"].doc + " Default: the named "
+                                             "settings' name, else zero-<N>x<N>.")] = None,
+    named: Annotated[str | None, typer.Option("--settings", help="start from these named settings "
+                                              f"(tasks/loop_presets.py): {', '.join(NAMED)}; options given "
+                                              "beside it change them")] = None,
+    set_: Annotated[list[str] | None, typer.Option("--set", help="any setting as NAME=VALUE (listed above); "
+                                                                 "repeatable")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
     device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
@@ -68,22 +76,24 @@ def loop(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Run the AlphaGo Zero loop: self-play, train, gate, promote, generation after generation."""
+    params = dict(locals())
     quiet_prefect(verbose)
+    from tasks.loop_presets import loop_settings
     from tasks.overrides import dataclass_changes
     from tasks.zero import LoopSettings
 
+    given = {key: value for key, value in params.items() if key in OPTIONS and value is not None}
+    if name is not None:
+        given["loop"] = name
     try:
-        settings = LoopSettings(**{"loop": name or f"zero-{size}x{size}", "size": size, "generations": generations,
-                                   "games": games, "sims": sims, "preset": preset, "gate": gate,
-                                   "gate_games": gate_games, "window_generations": window_generations,
-                                   "ladder_opponents": ladder_opponents, "ladder_games": ladder_games,
-                                   "aux_heads": aux_heads, "playout_cap": playout_cap,
-                                   "forced_playouts": forced_playouts, "search": search, "warm_start": warm_start,
-                                   **dataclass_changes(LoopSettings, set_ or [])})
+        settings = loop_settings(named, {**given, **dataclass_changes(LoopSettings, set_ or [])})
     except ValueError as error:
         raise fail(str(error)) from None
     summary = run_live(settings, data_dir, workers, dask_address, device, minutes)
     console.print(f"champion: [bold]{summary.champion}[/] (models:/{settings.model_name}@champion)")
+
+
+loop.__doc__ += "\n\n" + settings_epilog(LOOP, set(OPTIONS))  # typer shows the rest of the docstring as help
 
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
@@ -205,7 +215,8 @@ def run(
     quiet_prefect(verbose)
     from flows.runtime import prefect_api
     from storage import layout
-    from tasks.zero import loop_version, main_job_settings
+    from tasks.loop_presets import main_job_settings
+    from tasks.zero import loop_version
 
     settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)
@@ -222,7 +233,7 @@ def run(
         with user_errors():
             evidence = play_evidence(champion_uri, first.uri, eval_games, random_games, sims, data, workers)
     console.print(evidence_line(summary.champion, f"generation 0 ({first.label})", evidence))
-    from flows.cli_ladder import ladder_table
+    from flows.cli.ladder import ladder_table
     from tasks.ladder import Ladder, ladder_rows
 
     console.print(ladder_table(Ladder(9, ladder_rows(data, 9))))

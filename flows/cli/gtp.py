@@ -1,6 +1,6 @@
 """`gozero gtp`: play over GTP v2 on stdin/stdout (Sabaki, GoGui, GNU Go) with a model or an agent.
 
-A typer command that flows/cli.py mounts with ``app.command()(gtp)``. GUIs start engines often, so
+A typer command that flows/cli/root.py mounts with ``app.command()(gtp)``. GUIs start engines often, so
 startup stays light: torch, MLflow and the search are imported only for a model. The engine itself
 is `gocore.play.gtp.GtpEngine`; with a model it also answers lz-analyze / kata-analyze and their
 genmove forms (`gocore.play.gtp_analysis`), searching until the next command or `--ponder` visits.
@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads
+from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads
 from tasks.players import SPECS_HELP
 
 
@@ -98,7 +98,7 @@ def _leave(error: BaseException, stdout) -> None:
     import os
     import traceback
 
-    from flows.cli_common import interrupted_by
+    from flows.cli.common import interrupted_by
 
     if isinstance(error, typer.Exit):
         code = error.exit_code

@@ -7,7 +7,7 @@ By default the games are played here, one after another, without a Prefect serve
 cost, and the score updates the moment a game ends). ``--workers N`` runs the `evaluate` flow on
 a process pool of N (or ``--dask-address``); the score is then polled from the match directory
 twice a second. Either way the match lives in ``<data>/matches/<id>/`` and rerunning with the
-same ``--match-id`` resumes it. flows/cli.py mounts `evaluate` as a command.
+same ``--match-id`` resumes it. flows/cli/root.py mounts `evaluate` as a command.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, console, fail, quiet_prefect, use_threads, user_errors
+from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, console, fail, quiet_prefect, use_threads, user_errors
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from gocore.play.ratings import SprtConfig

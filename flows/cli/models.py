@@ -1,6 +1,6 @@
 """`gozero models list|show|promote`: the model registry from the command line.
 
-A typer sub-app that flows/cli.py mounts as ``models``. It reads and moves the registry through
+A typer sub-app that flows/cli/root.py mounts as ``models``. It reads and moves the registry through
 `storage.registry` only, imported inside each command so ``gozero --help`` stays fast. Errors a
 user can fix print one red line and exit 1.
 """
@@ -15,7 +15,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Column, Table
 
-from flows.cli_common import DATA_DIR_HELP, console, fail
+from flows.cli.common import DATA_DIR_HELP, console, fail
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                          help="Registered models: list them, show one, promote a champion.")

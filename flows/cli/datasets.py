@@ -1,6 +1,6 @@
 """`gozero datasets list|show`: the encoded datasets of a data dir, read from their manifests.
 
-A typer sub-app that flows/cli.py mounts as ``datasets``. It reads `<data>/datasets/*/manifest.json`
+A typer sub-app that flows/cli/root.py mounts as ``datasets``. It reads `<data>/datasets/*/manifest.json`
 and the quarantine through `storage.datasets` only: no Prefect, no torch, so it answers at once.
 """
 
@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli_common import DATA_DIR_HELP, console, fail
+from flows.cli.common import DATA_DIR_HELP, console, fail
 
 datasets_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                            help="Encoded datasets: list them, show one with its refused games.")

@@ -2,7 +2,7 @@
 
 Expert games, a supervised net, then zero-loop generations until the CPU budget is spent; each
 champion against GNU Go. A rerun continues where the last one stopped; a larger
-`--budget-cpu-hours` goes on with a finished run. flows/cli.py mounts the command.
+`--budget-cpu-hours` goes on with a finished run. flows/cli/root.py mounts the command.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli_common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
 
 
 def strong(

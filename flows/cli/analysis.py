@@ -1,11 +1,11 @@
 """`gozero analysis`: KataGo's JSON analysis engine on stdin/stdout, for KaTrain, with a model.
 
-A typer command that flows/cli.py mounts with ``app.command("analysis")``. KaTrain starts it in
+A typer command that flows/cli/root.py mounts with ``app.command("analysis")``. KaTrain starts it in
 place of ``katago analysis`` (its engine setting "altcommand"). The model is loaded once, before
 the first line is read; one that cannot be loaded is one line on stderr and exit code 1. The engine
 is `gocore.play.analysis_server.AnalysisServer` (the protocol: `gocore.play.analysis_engine`);
 ``--tree-memory`` bounds the search tree of one query (KaTrain ponders with 10,000,000 visits).
-As with `gozero gtp`, stdout carries the protocol only (`flows.cli_common.protocol_streams`).
+As with `gozero gtp`, stdout carries the protocol only (`flows.cli.common.protocol_streams`).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads, user_errors
+from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads, user_errors
 
 
 def analysis(

@@ -1,7 +1,7 @@
 """`gozero serve`: the Prefect UI and server, the deployments and a worker, and the MLflow UI, on one data dir.
 
 The work is flows/service.py; this module parses the options, prints its progress and turns its
-errors into one red line. flows/cli.py mounts `serve` as a command.
+errors into one red line. flows/cli/root.py mounts `serve` as a command.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_common import DATA_DIR_HELP, console, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, user_errors
 
 
 def serve(

@@ -3,7 +3,7 @@ win-rate graph and the biggest mistakes.
 
 The work is `tasks.review.review_sgf` (which writes GAME-review.sgf and GAME-winrate.png beside
 the game, `storage.reviews`); this command shows a progress bar while it runs and then the table
-of mistakes. flows/cli.py mounts `review` as a command.
+of mistakes. flows/cli/root.py mounts `review` as a command.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli_common import DATA_DIR_HELP, THREADS_HELP, console, shard_progress, use_threads, user_errors
+from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, console, shard_progress, use_threads, user_errors
 
 
 def review(

@@ -5,7 +5,7 @@ By default the training task's function runs here, without a Prefect server (no 
 bar is fed by polling the run's progress file (tasks/train.py writes it at every metrics report),
 a rerun of the same command resumes from its checkpoints, and the end prints the MLflow run id and
 the registered model URI. Errors a user can fix (missing dataset, unknown preset or family, no such
-device) print one red line on stderr and exit 1. flows/cli.py mounts `train_command` as `train`.
+device) print one red line on stderr and exit 1. flows/cli/root.py mounts `train_command` as `train`.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from flows.cli_common import (
+from flows.cli.common import (
     DATA_DIR_HELP,
     THREADS_HELP,
     console,
@@ -125,7 +125,7 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
                 try:
                     facts = dataset_facts(path)
                 except DatasetError:
-                    from flows.cli_datasets import dataset_manifests
+                    from flows.cli.datasets import dataset_manifests
 
                     known = [name for name, manifest in dataset_manifests(root) if manifest is not None]
                     raise ValueError(f"dataset {dataset!r} not found at {path} (no manifest.json); make it with "

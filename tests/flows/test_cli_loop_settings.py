@@ -1,0 +1,102 @@
+"""Every loop setting is reachable from `gozero loop`, documented once, and the named settings are the
+ones gozero run and prefect.yaml use."""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from flows.cli import app
+from flows.cli import loop as loop_cli
+from tasks.loop_presets import LOOP_PRESETS, loop_preset, main_job_settings
+from tasks.zero import LoopSettings
+
+ROOT = Path(__file__).resolve().parents[2]
+TEXTS = {"loop": "x", "preset": "small", "gate": "fixed", "search": "puct", "warm_start": "models:/x/1",
+         "encoder": "tactical", "expert": "ds", "lr_schedule": "cosine"}
+
+
+def other_value(field: dataclasses.Field) -> object:
+    """A valid value of `field` that is not its default."""
+    kind = typing.get_type_hints(LoopSettings)[field.name]
+    base = next(arg for arg in typing.get_args(kind) if arg is not type(None)) if typing.get_args(kind) else kind
+    if field.name in TEXTS:
+        return TEXTS[field.name]
+    if base is bool:
+        return not field.default if field.default is not None else True
+    if base is int:
+        return 3 if field.default is None else field.default + 1
+    return field.default / 2 if field.default else 0.5
+
+
+@pytest.fixture
+def captured(monkeypatch) -> list[LoopSettings]:
+    seen: list[LoopSettings] = []
+
+    def run_live(settings, *args, **kwargs):
+        seen.append(settings)
+        return type("Summary", (), {"champion": None})()
+
+    monkeypatch.setattr(loop_cli, "run_live", run_live)
+    return seen
+
+
+def run(*args: str) -> None:
+    result = CliRunner().invoke(app, ["loop", *args])
+    assert result.exit_code == 0, result.output
+
+
+@pytest.mark.parametrize("field", dataclasses.fields(LoopSettings), ids=lambda field: field.name)
+def test_every_field_is_reachable_with_set_and_with_its_option(field, captured):
+    value = other_value(field)
+    run("--set", f"{field.name}={value}")
+    assert getattr(captured[-1], field.name) == value
+    if field.name in loop_cli.OPTIONS:
+        flag = "--" + field.name.replace("_", "-")
+        run(*([f"--{'' if value else 'no-'}{field.name.replace('_', '-')}"] if isinstance(value, bool)
+              else [flag, str(value)]))
+        assert getattr(captured[-1], field.name) == value
+
+
+def test_the_help_documents_every_field_with_its_docstring():
+    help_text = " ".join(CliRunner().invoke(app, ["loop", "--help"], terminal_width=400).output.split())
+    for field in dataclasses.fields(LoopSettings):
+        declared = loop_cli.LOOP[field.name]
+        assert declared.doc and " ".join(declared.doc.split()[:6]) in help_text, field.name
+        assert (field.name in loop_cli.OPTIONS) or f"{field.name} (default" in help_text
+
+
+def test_named_settings_start_the_loop_and_options_change_them(captured):
+    run("--settings", "run-9x9")
+    assert captured[-1] == main_job_settings()
+    run("--settings", "run-9x9", "--games", "5", "--set", "seed=4")
+    assert captured[-1] == dataclasses.replace(main_job_settings(), games=5, seed=4)
+    run("--size", "7")
+    assert captured[-1].loop == "zero-7x7" and captured[-1].size == 7
+    result = CliRunner().invoke(app, ["loop", "--settings", "huge-9x9"])
+    assert result.exit_code == 1 and "zero-9x9, run-9x9, quick-5x5" in result.output
+
+
+def test_the_deployment_runs_the_named_zero_9x9_settings():
+    deployments = yaml.safe_load((ROOT / "prefect.yaml").read_text())["deployments"]
+    (zero,) = [item for item in deployments if item["name"] == "zero-9x9"]
+    assert LoopSettings(**zero["parameters"]["settings"]) == loop_preset("zero-9x9")
+    assert set(LOOP_PRESETS) == set(loop_cli.NAMED)
+
+
+def test_every_alphago_setting_is_reachable_with_set_or_its_option():
+    from flows.cli import alphago as alphago_cli
+    from tasks.alphago import AlphaGoSettings
+
+    help_text = " ".join(CliRunner().invoke(app, ["alphago", "--help"], terminal_width=400).output.split())
+    for field in dataclasses.fields(AlphaGoSettings):
+        assert field.name in alphago_cli.OPTIONS or f"{field.name} (default" in help_text, field.name
+    settings = alphago_cli._settings("tiny", 9, "d", "n", {}, ["komi=6.5", "rl_lr=0.002", "baseline=none",
+                                                                "max_u=30", "seed=3", "gnugo_levels=1;5"])
+    assert (settings.komi, settings.rl_lr, settings.baseline, settings.max_u, settings.seed) == (6.5, 0.002, "none", 30, 3)
+    assert settings.gnugo_levels == (1, 5) and settings.sl_steps == 40  # the tiny preset under the changes
