@@ -30,6 +30,7 @@ from mlflow.exceptions import MlflowException
 
 from gocore.errors import GozeroError
 from storage.layout import data_dir
+from storage.registry_records import sqlite_path, tracking_uri
 
 _CLIENTS: dict[str, MlflowClient] = {}
 _CLIENTS_LOCK = threading.Lock()
@@ -65,19 +66,9 @@ def code_version() -> str:
         return "unknown"
 
 
-def tracking_uri(data: Path | None = None) -> str:
-    """$MLFLOW_TRACKING_URI (a relative SQLite path made absolute), else ``<data>/mlflow.db``."""
-    configured = os.environ.get("MLFLOW_TRACKING_URI")
-    if not configured:
-        return f"sqlite:///{data_dir(data) / 'mlflow.db'}"
-    path = _sqlite_path(configured)
-    query = configured.partition("?")[1] + configured.partition("?")[2]
-    return configured if path is None else f"sqlite:///{path}{query}"
-
-
 def artifact_root(uri: str, data: Path | None = None) -> str | None:
     """Where new experiments keep artifacts: beside a SQLite store, the server's choice, or <data>."""
-    db = _sqlite_path(uri)
+    db = sqlite_path(uri)
     if db is not None:
         return (db.parent / "mlartifacts").as_uri()
     if uri.startswith(("http://", "https://", "databricks")):
@@ -91,7 +82,7 @@ def ui_stores(data: Path | None = None) -> tuple[str, str] | None:
     artifacts); None if the tracking URI is not a SQLite file (a server: it has its own UI)."""
     uri = tracking_uri(data)
     root = artifact_root(uri, data)
-    return (uri, root) if _sqlite_path(uri) is not None and root is not None else None
+    return (uri, root) if sqlite_path(uri) is not None and root is not None else None
 
 
 def client(data: Path | None = None) -> MlflowClient:
@@ -109,7 +100,7 @@ def _open_store(uri: str) -> MlflowClient:
     os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")  # often offline; never phone home
     if uri.startswith(("http://", "https://")):
         _check_server(uri)
-    db = _sqlite_path(uri)
+    db = sqlite_path(uri)
     try:
         if db:
             db.parent.mkdir(parents=True, exist_ok=True)
@@ -135,14 +126,6 @@ def _check_server(uri: str) -> None:
     except OSError as error:
         raise RegistryError(f"MLflow server {uri} is unreachable ({error}); start it, or unset "
                             "MLFLOW_TRACKING_URI to use the embedded store in the data dir") from None
-
-
-def _sqlite_path(uri: str) -> Path | None:
-    """The absolute file of a ``sqlite:///`` URI (relative paths from the cwd), else None."""
-    if not uri.startswith("sqlite:///"):
-        return None
-    path = uri[len("sqlite:///"):].partition("?")[0]
-    return None if path in ("", ":memory:") else Path(path).expanduser().resolve()
 
 
 def _git(root: Path, *args: str) -> str:

@@ -19,7 +19,6 @@ the models are storage.runs'; the store and its client are storage.mlflow_store'
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import os
 import re
 import tempfile
@@ -35,45 +34,17 @@ from mlflow.exceptions import MlflowException
 from storage import layout
 from storage.layout import data_dir
 from storage.mlflow_store import RegistryError, client, code_version, first_line, mlflow_errors, tracking_uri
-from storage.runs import MODEL_ARTIFACT, RunSummary, experiment_name, run_summary
+from storage.registry_records import CHAMPION, VersionInfo
+from storage.runs import MODEL_ARTIFACT, experiment_name, run_summary
 
 if TYPE_CHECKING:
     from torch import nn
 
 # storage.checkpoints (and so torch) is imported where models are read: listing, showing and
 # promoting need neither, and `gozero models list` starts seconds sooner without them.
-CHAMPION = "champion"
-KEY_METRICS = ("gate_win_rate", "games", "elo", "val_policy_accuracy", "val_accuracy", "val_value_mse")
 RESERVED_TAGS = frozenset({"family", "board_size", "generation", "dataset", "code_version",
                            "promotion_reason", "promoted_at", "previous_champion", "replaced_by"})
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,250}$")
-
-
-@dataclasses.dataclass(frozen=True)
-class VersionInfo:
-    """One registered model version: its aliases, tags, source and the run that logged it."""
-
-    name: str
-    version: int
-    aliases: tuple[str, ...]
-    tags: dict[str, str]
-    created: datetime
-    """Registration time, UTC."""
-    source: str
-    """Artifact URI of the model directory."""
-    run: RunSummary | None
-    """None if the run was deleted."""
-
-    @property
-    def uri(self) -> str:
-        """``models:/<name>/<version>``."""
-        return f"models:/{self.name}/{self.version}"
-
-    def key_metrics(self) -> dict[str, str]:
-        """The KEY_METRICS found in the version's tags, else in its run's metrics."""
-        metrics = self.run.metrics if self.run else {}
-        found = {k: self.tags[k] for k in KEY_METRICS if k in self.tags}
-        return found | {k: f"{metrics[k]:.4g}" for k in KEY_METRICS if k in metrics and k not in found}
 
 
 def model_name(board_size: int, family: str = "dual") -> str:

@@ -25,23 +25,12 @@ from mlflow.exceptions import MlflowException
 
 from storage.atomic import atomic_path
 from storage.mlflow_store import artifact_root, client, code_version, mlflow_errors, tracking_uri
+from storage.registry_records import RunSummary
 
 MODEL_ARTIFACT = "model"
 CONFIG_ARTIFACT = "config.json"
 CURVES_ARTIFACT = "plots/curves.png"
 _PARAMS_PER_CALL, _PARAM_MAX = 100, 6000  # MLflow's limits
-
-
-@dataclasses.dataclass(frozen=True)
-class RunSummary:
-    """One training run: status (RUNNING, FINISHED, FAILED, KILLED), params, latest metrics, tags."""
-
-    run_id: str
-    status: str
-    params: dict[str, str]
-    metrics: dict[str, float]
-    tags: dict[str, str]
-    artifact_uri: str
 
 
 def experiment_name(board_size: int) -> str:

@@ -48,7 +48,7 @@ GPU_TAG = "gpu"  # on every training task: a concurrency limit of 1 on it (flows
 OBJECTIVE_OF_FAMILY = {"policy": "policy", "value": "value", "dual": "dual"}
 KEEP_CHECKPOINTS = 2  # the newest, and one before it in case the newest is damaged
 CURVE_WORDS = ("loss", "top1", "mse")  # metrics drawn in the curves PNG
-# Final validation metrics under the names `gozero models list` shows (registry.KEY_METRICS).
+# Final validation metrics under the names `gozero models list` shows (storage.registry_records.KEY_METRICS).
 KEY_METRIC_NAMES = {"val/policy_top1": "val_policy_accuracy", "val/value_mse": "val_value_mse"}
 
 

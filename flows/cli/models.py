@@ -29,13 +29,17 @@ def list_models(
 ) -> None:
     """Every registered gozero model version: family, aliases, generation, key metrics, strength
     (a rough rank from the Elo ladder's GNU Go anchors, with the games behind it)."""
-    from storage import registry
+    from storage.registry_records import local_versions
 
-    try:
-        versions = [v for name in registry.list_models(size, data_dir)
-                    for v in registry.list_versions(name, data_dir)]
-    except registry.RegistryError as error:
-        raise fail(str(error)) from None
+    versions = local_versions(size, data_dir)  # a SQLite registry is read without importing MLflow
+    if versions is None:
+        from storage import registry
+
+        try:
+            versions = [v for name in registry.list_models(size, data_dir)
+                        for v in registry.list_versions(name, data_dir)]
+        except registry.RegistryError as error:
+            raise fail(str(error)) from None
     if not versions:
         console.print("no registered gozero models yet" + (f" for {size}x{size}" if size else ""))
         return

@@ -282,3 +282,30 @@ def test_planted_pickle_is_refused_by_uri_and_path_and_never_runs(store: Path, t
         with pytest.raises(RegistryError, match=rf"^cannot load {re.escape(source)}: .*refusing to unpickle"):
             registry.load(source, build_net)
     assert not marker.exists()
+
+
+def test_the_sqlite_view_reads_what_mlflow_reads(dual_versions: dict, policy_version: tuple, store: Path) -> None:
+    from storage.registry_records import local_versions, read_versions
+
+    registry.promote("gozero-9x9", 2, "won the gate", {"gate_win_rate": 0.6})
+    registry.tag_version("gozero-9x9", 1, {"elo": 12.5})
+    through_mlflow = [v for name in registry.list_models(None, store) for v in registry.list_versions(name, store)]
+    assert len(through_mlflow) >= 3 and any(v.aliases for v in through_mlflow)
+    assert local_versions(None, store) == through_mlflow  # aliases, tags, created, source, run metrics
+    assert local_versions(9, store) == [v for v in through_mlflow if v.name.startswith("gozero-9x9")]
+    assert local_versions(13, store) == []
+    assert read_versions(store / "nothing.db") == []
+
+
+def test_the_sqlite_view_steps_aside_for_a_store_it_does_not_know(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlite3
+
+    from storage.registry_records import local_versions, read_versions
+
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as connection:
+        connection.execute("CREATE TABLE model_versions (name TEXT)")
+    assert read_versions(other) is None  # not MLflow's tables: the caller goes through MLflow
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
+    assert local_versions(None, tmp_path) is None  # a server: only MLflow can read it
