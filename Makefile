@@ -32,15 +32,20 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve
 
 # Tiers (tests/conftest.py): test-fast for the edit-test loop, test-system for real processes,
-# test for all of them after lint (the README's test command, which .ci/run calls).
+# test for all of them after lint (the README's test command, which .ci/run calls). Each runs on
+# TEST_WORKERS processes (pytest-xdist), a test file per process at a time: `make test TEST_WORKERS=0`
+# runs in one process.
+TEST_WORKERS ?= 2
+XDIST = $(if $(filter 0,$(TEST_WORKERS)),,-n $(TEST_WORKERS) --dist loadfile)
+
 test: lint
-	$(BIN)/python -m pytest -q --durations=25
+	$(BIN)/python -m pytest -q --durations=25 $(XDIST)
 
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not system and not slow and not gnugo"
+	$(BIN)/python -m pytest -q -m "not system and not slow and not gnugo" $(XDIST)
 
 test-system: install
-	$(BIN)/python -m pytest -q -m "system or slow or gnugo" --durations=25
+	$(BIN)/python -m pytest -q -m "system or slow or gnugo" --durations=25 $(XDIST)
 
 bench: install
 	$(BIN)/python -m benchmarks.rules

@@ -6,6 +6,8 @@ Tiers (Makefile):
                        docs' sh blocks, the main job, the strength recipe and benchmarks), slow and
                        GNU Go tests
     make test          lint, then every tier (what .ci/run calls)
+Each runs on TEST_WORKERS=2 processes (pytest-xdist, --dist loadfile); every process runs this file
+itself, so each has its own temp dir, Prefect server and MLflow store.
 Every test under tests/system/ is marked ``system`` here, so ``-m "not system"`` leaves them out.
 
 This runs before any test module imports Prefect (STACK-NOTES: the harness does not isolate
