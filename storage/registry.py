@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
 # storage.checkpoints (and so torch) is imported where models are read: listing, showing and
 # promoting need neither, and `gozero models list` starts seconds sooner without them.
-RESERVED_TAGS = frozenset({"family", "board_size", "generation", "dataset", "code_version",
+RESERVED_TAGS = frozenset({"family", "board_size", "generation", "dataset", "dataset_key", "code_version",
                            "promotion_reason", "promoted_at", "previous_champion", "replaced_by"})
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,250}$")
 
@@ -54,8 +54,10 @@ def model_name(board_size: int, family: str = "dual") -> str:
 
 @mlflow_errors
 def register(run_id: str, *, generation: int | None = None, dataset: str | None = None,
-             tags: Mapping[str, str] | None = None, data: Path | None = None) -> int:
-    """Register the run's model/ as a version of `model_name(board size, family)`; the version number."""
+             dataset_key: str | None = None, tags: Mapping[str, str] | None = None, data: Path | None = None) -> int:
+    """Register the run's model/ as a version of `model_name(board size, family)`; the version number.
+    `dataset_key` (the content key of the dataset's build it was trained on) is tagged beside the
+    dataset's name, so a dataset rebuilt later under the same name is seen not to be the model's."""
     store = client(data)
     run, net = store.get_run(run_id), _logged_net_config(store, run_id)
     family, name = net.get("family", "dual"), model_name(net["board_size"], net.get("family", "dual"))
@@ -64,7 +66,7 @@ def register(run_id: str, *, generation: int | None = None, dataset: str | None 
     if done := store.search_model_versions(f"name = '{name}' and run_id = '{run_id}'"):
         return int(done[0].version)  # a retried task must not register the same run twice
     dataset = dataset if dataset is not None else run.data.params.get("dataset")
-    facts = {"generation": generation, "dataset": dataset}
+    facts = {"generation": generation, "dataset": dataset, "dataset_key": dataset_key}
     version_tags = {**(tags or {}), "family": family, "board_size": str(net["board_size"]),
                     "code_version": run.data.tags.get("code_version", code_version()),
                     **{k: str(v) for k, v in facts.items() if v is not None}}

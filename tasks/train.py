@@ -342,7 +342,8 @@ def _publish(run_id: str, net: Any, net_config: dict[str, Any], facts: DatasetFa
                                        extra={"run_key": key, "dataset": facts.name,
                                               "manifest_id": facts.manifest_id})
     artifact_uri = runs.log_model(run_id, model_dir, data)
-    version = registry.register(run_id, dataset=facts.name, tags=version_tags, data=data)
+    version = registry.register(run_id, dataset=facts.name, dataset_key=facts.manifest_id, tags=version_tags,
+                                data=data)
     name = registry.model_name(facts.board_size, net_config["family"])
     return {"run_id": run_id, "run_key": key, "model_name": name, "version": version,
             "model_uri": f"models:/{name}/{version}", "artifact_uri": artifact_uri,

@@ -83,6 +83,26 @@ def show(
     for title, values in (("tags", info.tags), ("params", info.run.params if info.run else {}),
                           ("metrics", info.run.metrics if info.run else {})):
         console.print(_key_value_table(title, values))
+    if line := lineage(info.tags, data_dir):
+        console.print(line, soft_wrap=True)
+
+
+def lineage(tags: dict[str, str], data_dir: Path | None) -> str | None:
+    """Whether the dataset a version was trained on is still that build (its content key, tagged at
+    registration, against the manifest on disk); None for versions without a dataset key."""
+    from storage import datasets, layout
+
+    name, key = tags.get("dataset"), tags.get("dataset_key")
+    if not name or not key:
+        return None
+    try:
+        now = datasets.manifest_id(datasets.read_manifest(layout.dataset_dir(layout.data_dir(data_dir), name)))
+    except (datasets.DatasetError, layout.LayoutError, OSError):
+        return f"dataset {name}: not in this data dir (trained on its build {key})"
+    if now == key:
+        return f"dataset {name}: the build it was trained on ({key})"
+    return (f"[yellow]dataset {name} has been rebuilt since this model was trained[/]: its key is now {now}, "
+            f"the model's is {key}")
 
 
 @models_app.command()

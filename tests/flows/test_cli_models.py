@@ -130,3 +130,25 @@ def test_a_rated_version_lists_its_rough_rank_and_gtp_names_it(store: Path, tmp_
     assert model_strength("models:/gozero-9x9/2", store) == f"gozero-9x9 v2, {tags['strength']}"
     assert model_strength("models:/gozero-9x9/1", store) == "gozero-9x9 v1, not on the ladder"
     assert model_strength(str(tmp_path), store) is None  # a model directory has no registry tags
+
+
+def test_show_says_whether_the_dataset_is_still_the_build_a_version_was_trained_on(store: Path) -> None:
+    from storage import datasets, layout
+
+    folder = layout.dataset_dir(store, "lineage-set")
+    folder.mkdir(parents=True)
+    datasets.write_manifest(folder, {"rows": 12, "shards": []})
+    trained_on = datasets.manifest_id(datasets.read_manifest(folder))
+    net = build_net(preset("tiny", 9, 17)).eval()
+    model_dir = save_model(store / "lineage", net, net.config.to_dict())
+    with runs.training_run(9, {"net": net.config}, data=store) as run_id:
+        runs.log_model(run_id, model_dir, data=store)
+    version = registry.register(run_id, dataset="lineage-set", dataset_key=trained_on, data=store)
+    assert registry.describe("gozero-9x9", version, store).tags["dataset_key"] == trained_on
+    shown = " ".join(invoke("show", f"models:/gozero-9x9/{version}", "--data-dir", str(store)).output.split())
+    assert f"dataset lineage-set: the build it was trained on ({trained_on})" in shown
+    datasets.write_manifest(folder, {"rows": 2, "shards": []})  # the same name, rebuilt from other games
+    shown = " ".join(invoke("show", f"models:/gozero-9x9/{version}", "--data-dir", str(store)).output.split())
+    assert "dataset lineage-set has been rebuilt since this model was trained" in shown and trained_on in shown
+    with pytest.raises(registry.RegistryError, match="reserved"):
+        registry.tag_version("gozero-9x9", version, {"dataset_key": "0" * 16}, store)
