@@ -16,6 +16,7 @@ from typing import TextIO
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.table import Table
 
 from gocore.children import stop_owned
 from gocore.errors import GozeroError
@@ -24,6 +25,24 @@ DATA_DIR_HELP = "data dir (default: $GOZERO_DATA, else ~/.local/share/gozero or 
 THREADS_HELP = "torch threads (default: $GOZERO_THREADS, else the cores idle at start)"
 console = Console()
 errors = Console(stderr=True)
+
+
+def table_width(table: Table) -> int:
+    """Columns `table` needs to print without wrapping or cutting a cell."""
+    return Console(width=10_000).measure(table).maximum
+
+
+def fit_columns(table: Table, width: int | None, optional: tuple[str, ...] = ()) -> tuple[Table, int]:
+    """`table` for a screen `width` wide (None: a pipe or a file, no limit): the `optional` columns
+    left out, first listed first, until it fits; no cell is ever wrapped or cut, so a table that still
+    does not fit is printed at its own width (the terminal wraps its lines). (table, width to print at)."""
+    for column in table.columns:
+        column.no_wrap = True
+    for name in optional:
+        if width is None or table_width(table) <= width:
+            break
+        table.columns[:] = [column for column in table.columns if column.header != name]
+    return table, max(width or 0, table_width(table))
 
 
 def fail(message: str) -> typer.Exit:

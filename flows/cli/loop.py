@@ -18,7 +18,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, fail, fit_columns, quiet_prefect, user_errors
 from flows.cli.fields import declared_fields, declared_keys, settings_epilog
 
 MINUTES_HELP = ("a budget: start no new generation once the loop has spent this many wall minutes learning (the "
@@ -180,6 +180,10 @@ def step_line(step: str, row: GenerationRow) -> str:
     return f"gen {row.generation} {step} done: " + ", ".join(shown)
 
 
+NARROW_DROPS = ("last step", "candidate", "val mse", "loss", "rows", "Elo", "promoted", "games", "val top1")
+"""The loop table's columns a narrow terminal leaves out, first listed first."""
+
+
 def generations_table(loop_name: str, rows: list[GenerationRow]) -> Table:
     """One row per generation: self-play, training, gate and promotion, and the minutes spent."""
     table = Table(title=f"loop {loop_name}")
@@ -195,7 +199,7 @@ def generations_table(loop_name: str, rows: list[GenerationRow]) -> Table:
         table.add_row(str(row.generation), row.champion, str(row.games), f"{row.rows:,}", number(row.loss),
                       number(row.val_top1), number(row.val_mse), row.candidate or "", row.gate, promoted,
                       row.elo, f"{row.minutes:.1f}", row.step)
-    return table
+    return fit_columns(table, console.width, NARROW_DROPS)[0]  # a narrow terminal: fewer columns, none cut
 
 
 def run(

@@ -15,7 +15,7 @@ from rich import box
 from rich.console import Console
 from rich.table import Column, Table
 
-from flows.cli.common import DATA_DIR_HELP, console, fail
+from flows.cli.common import DATA_DIR_HELP, console, fail, fit_columns
 
 models_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                          help="Registered models: list them, show one, promote a champion.")
@@ -50,13 +50,10 @@ def list_models(
         metrics = "\n".join(f"{k}={value}" for k, value in v.key_metrics().items())
         table.add_row(v.name, str(v.version), v.tags.get("family", "?"), ", ".join(v.aliases),
                       v.tags.get("generation", ""), f"{v.created:%Y-%m-%d}", metrics, v.tags.get("strength", ""))
-    # A pipe or file has no width: never cut metric names to rich's 80-column guess.
-    (console if console.is_terminal else Console(width=max(console.width, table_width(table)))).print(table)
-
-
-def table_width(table: Table) -> int:
-    """Columns `table` needs to print without wrapping or cutting a cell."""
-    return Console(width=10_000).measure(table).maximum
+    # A pipe or file has no width: never cut metric names to rich's 80-column guess. A narrow
+    # terminal loses the columns it can best do without.
+    table, width = fit_columns(table, console.width if console.is_terminal else None, ("created", "gen", "family"))
+    Console(width=width, force_terminal=console.is_terminal).print(table)
 
 
 @models_app.command()
