@@ -4,7 +4,7 @@
 
 For each board size: a random `--preset` net with the aux heads searches the empty board for
 `--visits` visits as `gozero analysis` does (`HeadRecorder`, ownership kept) and tracemalloc
-reports the bytes held per visit (what `analysis_server.TREE_BYTES_*` and ``--tree-memory``'s visit
+reports the bytes held per visit (what `gtp_analysis.TREE_BYTES_*` and ``--tree-memory``'s visit
 cap come from); then the same search without recording (``evaluate`` only), and the time to read
 the tree's averages the first time and again after 64 more visits (what a partial answer costs).
 One thread; compare figures within one run.
@@ -33,7 +33,7 @@ def main() -> None:
 
     from gocore.nn.inference import NetEvaluator
     from gocore.nn.nets import build_net, preset
-    from gocore.play.analysis_server import visits_for_memory
+    from gocore.play.gtp_analysis import visits_for_memory
     from gocore.rules.board import Position
     from gocore.search import mcts
     from gocore.search.analysis import analyse

@@ -24,6 +24,7 @@ from storage import datasets, layout
 from tasks.download import download_source, expand_sources
 from tasks.encode import encode_shard, finalize_dataset, plan_shards
 from tasks.gnugo_games import gnugo_game_files, gnugo_source_of, plan_gnugo_games, play_gnugo_games
+from tasks.sizes import resolve_size
 
 
 @flow(name="ingest", log_prints=True, task_runner=StoppingProcessPool())
@@ -44,6 +45,7 @@ def ingest(sources: list[str], dataset: str, data_dir: str | None = None,
     data = layout.data_dir(data_dir)
     dataset_dir = layout.dataset_dir(data, dataset)
     names = expand_sources(sources)
+    resolve_size(options.size, *names)  # a size the sources contradict: refused before any game is played
     is_new = not dataset_dir.exists()
     with datasets.build_lock(dataset_dir):
         if not replace:

@@ -40,9 +40,9 @@ from torch import nn
 
 from gocore.errors import GozeroError
 from storage.atomic import atomic_path, write_bytes, write_json
+from storage.layout import CONFIG_FILE
 
 WEIGHTS_FILE = "weights.pt"
-CONFIG_FILE = "config.json"
 MODEL_FORMAT = "gozero-model"
 TRAINING_FORMAT = "gozero-training-checkpoint"
 FORMAT_VERSION = 1

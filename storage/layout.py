@@ -23,6 +23,8 @@ from pathlib import Path
 from gocore.errors import GozeroError
 
 _SAFE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._=-]{0,127}$")
+CONFIG_FILE = "config.json"
+"""A saved model's config (its net's family, board_size...), beside its weights (storage.checkpoints)."""
 
 
 class LayoutError(GozeroError, ValueError):

@@ -36,6 +36,7 @@ from storage.layout import data_dir
 from storage.mlflow_store import RegistryError, client, code_version, first_line, mlflow_errors, tracking_uri
 from storage.registry_records import CHAMPION, VersionInfo
 from storage.runs import MODEL_ARTIFACT, experiment_name, run_summary
+from storage.sizes import MODEL_URI
 
 if TYPE_CHECKING:
     from torch import nn
@@ -135,7 +136,7 @@ def describe(name: str, version: int | str | None = None, data: Path | None = No
 
 def parse_model_uri(uri: str) -> tuple[str, str]:
     """(name, version or alias) of ``models:/NAME/3``, ``models:/NAME@champion``, ``models:/NAME/latest``."""
-    match = re.fullmatch(r"models:/+([^/@]+)(?:@([^/]+)|/([^/]+))", uri.strip())
+    match = MODEL_URI.fullmatch(uri.strip())
     if not match:
         raise RegistryError(f"{uri!r} is not a model URI: use models:/NAME/VERSION or models:/NAME@ALIAS")
     return match[1], match[2] or match[3]

@@ -15,6 +15,7 @@ import hashlib
 import json
 import math
 import os
+import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from storage import datasets, schemas
 ENCODE_VERSION = "3"  # bump when rows for the same input and options would change (2: .sgfs read by line;
 # 3: ownership and score targets of played-out games)
 SGF_SUFFIXES = (".sgf", ".sgfs")
-BYTES_PER_MOVE = 6  # ";B[dd]": turns SGF size into an estimate of rows
+_MOVE_NODE = re.compile(rb";\s*[BW]\[")  # a move node: counted, they estimate a file's rows
 AUGMENT_FACTOR = {"all8": 8, "random1": 1, "none": 1}
 # Shard size: ~100 MiB of packed planes in memory while encoding (606k rows of 9x9 agz17, 136k
 # of 19x19), at most 1M rows. Each Prefect task costs 0.2-0.3 s of orchestration, so bigger
@@ -88,12 +89,13 @@ def _walk(root: str) -> list[tuple[tuple[str, ...], str]]:
 
 def group_files(files: list[tuple[Path, str]], options: EncodeOptions,
                 target_rows: int) -> list[list[tuple[Path, str]]]:
-    """Consecutive groups of files of about equal estimated rows: as many groups as it takes to
-    stay near `target_rows`, but at least MIN_SHARDS while each keeps MIN_SHARD_ROWS, so that a
-    small dataset still spreads evenly over 2, 4, 8 or 16 workers. The plan depends on the
-    files only, never on the worker count: a rerun with other workers finds the same shards."""
-    per_byte = AUGMENT_FACTOR[options.augment] / BYTES_PER_MOVE
-    sizes = [path.stat().st_size * per_byte for path, _ in files]
+    """Consecutive groups of files of about equal estimated rows (their move nodes, `count_moves`,
+    times the augmentation): as many groups as it takes to stay near `target_rows`, but at least
+    MIN_SHARDS while each keeps MIN_SHARD_ROWS, so that a small dataset still spreads evenly over
+    2, 4, 8 or 16 workers. The plan depends on the files only, never on the worker count: a rerun
+    with other workers finds the same shards. (Bytes were a poor estimate: comments, variations and
+    headers made 19x19 shards of 1,904 to 100,864 rows.)"""
+    sizes = [count_moves(path) * AUGMENT_FACTOR[options.augment] for path, _ in files]
     total = sum(sizes)
     if not total:
         return [list(files)] if files else []
@@ -104,6 +106,12 @@ def group_files(files: list[tuple[Path, str]], options: EncodeOptions,
         groups.setdefault(min(int((start + rows / 2) * count / total), count - 1), []).append(entry)
         start += rows
     return list(groups.values())
+
+
+def count_moves(path: Path) -> int:
+    """The move nodes (``;B[..]``, ``;W[..]``) of an SGF file, counted without parsing its games."""
+    with open(path, "rb") as handle:
+        return len(_MOVE_NODE.findall(handle.read()))
 
 
 def shard_key(group: list[tuple[Path, str]], options: EncodeOptions) -> str:

@@ -18,6 +18,7 @@ from gocore.rules import sgf, sgf_read
 from gocore.search.review import MoveReview, ReviewSettings, annotate, review_game
 from storage.reviews import ReviewPaths, review_paths, write_review
 from tasks.models import ModelError, default_model_uri, load_model
+from tasks.sizes import size_of
 
 
 class ReviewError(GozeroError):
@@ -43,6 +44,8 @@ def review_sgf(game: Path, model: str | None = None, settings: ReviewSettings = 
     from gocore.nn.inference import NetEvaluator
 
     record = read_game(game)
+    if model is not None and (named := size_of(model)) not in (None, record.size):  # before loading it
+        raise ReviewError(f"{model} plays {named}x{named}; {game} is a {record.size}x{record.size} game")
     positions = sgf.replay(record)
     try:
         loaded = load_model(model or default_model_uri(record.size), data)

@@ -17,7 +17,7 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, SIZE_HELP, console, fail, quiet_prefect, user_errors
 from flows.cli.fields import declared_fields, settings_epilog
 
 if TYPE_CHECKING:
@@ -33,7 +33,7 @@ TRAINED = {"sl": "policy", "rollout": "rollout", "value": "value"}  # stage -> t
 def alphago(
     source: Annotated[list[str] | None, typer.Option(help="expert games to ingest first (as gozero ingest "
                                                       "takes them); not needed once the dataset exists")] = None,
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help=SIZE_HELP)] = None,
     stages: Annotated[str, typer.Option(help="stages to run, in order: sl,rollout,rl,value,eval")] = "sl,rollout,rl,value,eval",
     preset: Annotated[str, typer.Option(help="tiny, small or full: nets and every count below")] = "small",
     sl_steps: Annotated[int | None, typer.Option(min=1, help="SL policy: training steps")] = None,
@@ -66,8 +66,11 @@ def alphago(
     quiet_prefect(verbose)
     from flows.alphago import parse_stages
     from storage import layout
+    from tasks.sizes import resolve_size
 
-    with user_errors():
+    data = layout.data_dir(data_dir)
+    with user_errors():  # the sources and an existing --dataset name the size
+        size = resolve_size(size, *(source or ()), datasets=[layout.dataset_dir(data, dataset)] if dataset else [])
         chosen = parse_stages(stages)
         if dask_address:  # a bad address fails now, before any server starts
             from flows.runtime import dask_scheduler
@@ -81,7 +84,6 @@ def alphago(
                           "key_games": key_games,
                           "eval_sims": _numbers(eval_sims), "uct_sims": uct_sims,
                           "gnugo_levels": _numbers(gnugo_levels)}, set_ or [])
-    data = layout.data_dir(data_dir)
     from flows.runtime import prefect_api
 
     with prefect_api():

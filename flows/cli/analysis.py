@@ -17,7 +17,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads, user_errors
+from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, fail, protocol_streams, use_threads, user_errors
 
 
 def analysis(
@@ -26,21 +26,29 @@ def analysis(
     visits: Annotated[int, typer.Option(min=1, help="root visits per position when a query sets no maxVisits")] = 200,
     tree_memory: Annotated[float, typer.Option(min=1, help="MB of search tree one query may grow (a larger "
                                                "maxVisits is searched to what fits, with a warning)")] = 1000,
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size of the default model")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help="board size of the default model (default: "
+                                             "the --model's, else 9; a size it contradicts is refused)")] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP)] = None,
 ) -> None:
     """Answer KataGo analysis-engine JSON queries (one per line) on stdin/stdout, for KaTrain."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="gozero analysis: %(levelname)s %(message)s")
+    from tasks.sizes import resolve_size
+
+    with user_errors():
+        given, size = size, resolve_size(size, model)
     with protocol_streams() as (stdin, stdout):
         from gocore.nn.inference import NetEvaluator
-        from gocore.play.analysis_server import AnalysisServer, visits_for_memory
+        from gocore.play.analysis_server import AnalysisServer
+        from gocore.play.gtp_analysis import visits_for_memory
         from tasks.models import default_model_uri, load_model
 
         use_threads(threads)
         with user_errors():
             loaded = load_model(model or default_model_uri(size), data_dir)
         board_size = loaded.net.config.board_size
+        if given is not None and board_size != given:  # a model whose name did not say its size
+            raise fail(f"--size {given} contradicts {loaded.version} ({board_size}x{board_size})")
         server = AnalysisServer(NetEvaluator(loaded.net), board_size, visits, name=f"gozero ({loaded.version})",
                                 stdout=stdout, max_visits=visits_for_memory(tree_memory, board_size))
         try:

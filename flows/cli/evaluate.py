@@ -20,7 +20,16 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, console, fail, quiet_prefect, use_threads, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    SIZE_HELP,
+    THREADS_HELP,
+    console,
+    fail,
+    quiet_prefect,
+    use_threads,
+    user_errors,
+)
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from gocore.play.ratings import SprtConfig
@@ -36,7 +45,7 @@ def evaluate(
     sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
     match_id: Annotated[str | None, typer.Option(help="match name; an existing one is resumed (default: new)")] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help=SIZE_HELP)] = None,
     komi: Annotated[float, typer.Option(help="komi (Chinese rules, Tromp-Taylor count)")] = 7.5,
     max_moves: Annotated[int | None, typer.Option(min=1, help="move cap per game (default 3*N*N)")] = None,
     seed: Annotated[int, typer.Option(help="base seed of our agents, engines' per-game seeds and the openings")] = 0,
@@ -59,7 +68,10 @@ def evaluate(
     from storage import layout, matches
     from tasks.evaluate import MatchSettings
     from tasks.players import build_player, has_net
+    from tasks.sizes import resolve_size
 
+    with user_errors():
+        size = resolve_size(size, black, white)
     settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout)
     match_id = match_id or matches.default_match_id(black, white)
     data = layout.data_dir(data_dir)

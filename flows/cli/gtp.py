@@ -26,18 +26,23 @@ import typer
 from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads
 from tasks.players import SPECS_HELP
 
+PONDER_HELP = ("root visits at which lz-/kata-analyze stop searching and wait for the next command (default: the "
+               "same ~190 MB of search tree on every board: 20,000 visits on 9x9 at about 9.5 KB each, 11,476 on "
+               "13x13, 5,947 on 19x19 at about 32 KB each)")
+
 
 def gtp(
     model: Annotated[str | None, typer.Option(help="models:/NAME@ALIAS, models:/NAME/VERSION or a model directory "
-                                              "(default: models:/gozero-<SIZE>x<SIZE>@champion); with "
+                                              "(default: the champion of the board size, models:/gozero-<N>x<N>"
+                                              "@champion, loaded again on each boardsize N); with "
                                               "--agent alphago: POLICY,VALUE[,ROLLOUT]")] = None,
     agent: Annotated[str | None, typer.Option(help=f"play this player instead of a model: {SPECS_HELP}")] = None,
     sims: Annotated[int, typer.Option(min=1, help="search simulations per move (with a model)")] = 400,
-    size: Annotated[int | None, typer.Option(min=5, max=19, help="initial board size (default: the model's, else 9)")] = None,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help="initial board size (default: the model's, else 9; "
+                                             "a size the model contradicts is refused)")] = None,
     komi: Annotated[float, typer.Option(help="komi until the controller sends one")] = 7.5,
     seed: Annotated[int, typer.Option(help="random seed of the agent and of kgs-genmove_cleanup")] = 0,
-    ponder: Annotated[int, typer.Option(min=1, help="root visits at which lz-/kata-analyze stop searching and "
-                                        "wait for the next command (about 9 KB of memory each on 9x9)")] = 20_000,
+    ponder: Annotated[int | None, typer.Option(min=1, help=PONDER_HELP)] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP + " (with a model)")] = None,
     verbose: Annotated[bool, typer.Option(help="log more (INFO) to stderr; refused commands are always logged")] = False,
@@ -49,14 +54,16 @@ def gtp(
         if agent.partition(":")[0].partition("-")[0] != "alphago" or ":" in agent:
             raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE[,ROLLOUT])")
         agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
-    if agent is not None:  # a bad spec is refused before anything answers
-        from gocore.errors import GozeroError
-        from tasks.players import parse_player
+    from gocore.errors import GozeroError
+    from tasks.players import parse_player
+    from tasks.sizes import resolve_size
 
-        try:
+    try:  # a bad spec, or a --size its model contradicts, is refused before anything answers
+        if agent is not None:
             parse_player(agent)
-        except GozeroError as error:
-            raise _fail(str(error)) from None
+        resolve_size(size, agent or model)
+    except GozeroError as error:
+        raise _fail(str(error)) from None
     with protocol_streams() as (stdin, stdout):
         try:
             _session(stdin, stdout, agent, model, size, komi, sims, seed, ponder, data_dir, threads)
@@ -80,13 +87,17 @@ def _session(stdin, stdout, agent: str | None, model: str | None, size: int | No
         return player, label, GtpEngine
 
     player, label, GtpEngine = load_answering(load, lines, stdout, "gozero")
+    # No --model: a boardsize N loads the champion of N (`ChampionsBySize`); else the size is the model's.
+    champions = ChampionsBySize(player, seed, komi, sims, data_dir) if agent is None and model is None else None
+    start = player.board_size or size or 9
     try:
-        engine = GtpEngine(player.make(seed), name="gozero", version=f"{_package_version()} ({label})",
-                           sizes=None if player.board_size is None else {player.board_size},
-                           size=player.board_size or size or 9, komi=komi, seed=seed, ponder_limit=ponder)
+        engine = GtpEngine(champions.agent if champions else player.make(seed), name="gozero",
+                           version=f"{_package_version()} ({label})",
+                           sizes=None if champions or player.board_size is None else {player.board_size},
+                           size=start, komi=komi, seed=seed, ponder_limit=ponder)
         engine.serve(stdin, stdout, lines)
     finally:
-        player.close()
+        (champions or player).close()
 
 
 def _leave(error: BaseException, stdout) -> None:
@@ -131,7 +142,7 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
     whatever refuses it becomes our one line."""
     from gocore.errors import GozeroError
     from tasks.models import default_model_uri, load_net
-    from tasks.players import PlayerSettings, build_player, parse_player
+    from tasks.players import build_player, parse_player
 
     try:
         spec = agent or model or default_model_uri(size or 9)
@@ -144,11 +155,51 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
         elif (parsed := parse_player(spec)).kind == "alphago":  # it plays its policy net's size
             use_threads(threads)
             size = size or (load_net(parsed.command[0], data_dir).config.board_size if parsed.command else None)
-        settings = PlayerSettings(size=size or 9, komi=komi, sims=sims, sample_opening=False, resign_threshold=-0.9)
-        return build_player(spec, settings, data_dir)
+        return build_player(spec, _settings(size or 9, komi, sims), data_dir)
     except GozeroError as error:
         hint = "" if agent else f" (or play without a model: --agent {SPECS_HELP})"
         raise _fail(f"{error}{hint}") from None
+
+
+def _settings(size: int, komi: float, sims: int):
+    """How our players play over GTP: the most visited move from the start, resigning when lost."""
+    from tasks.players import PlayerSettings
+
+    return PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False, resign_threshold=-0.9)
+
+
+class ChampionsBySize:
+    """Without --model, the champion of each board size a controller asks for
+    (``models:/gozero-<N>x<N>@champion``), loaded at its `boardsize` and kept: `agent` is the
+    `GtpEngine`'s agent factory, and a size without a champion is a GTP error, not a crash."""
+
+    def __init__(self, first, seed: int, komi: float, sims: int, data_dir: Path | None):
+        self.players, self.agents = {first.board_size: first}, {}
+        self.seed, self.komi, self.sims, self.data_dir = seed, komi, sims, data_dir
+
+    def agent(self, size: int, komi: float):
+        """The agent of the champion of `size` (komi: the agent reads it from the position)."""
+        if size not in self.agents:
+            if size not in self.players:
+                self.players[size] = self._load(size)
+            self.agents[size] = self.players[size].make(self.seed)
+        return self.agents[size]
+
+    def _load(self, size: int):
+        from gocore.errors import GozeroError
+        from gocore.play.gtp_protocol import GtpFailure
+        from tasks.models import default_model_uri
+        from tasks.players import build_player
+
+        try:
+            return build_player(default_model_uri(size), _settings(size, self.komi, self.sims), self.data_dir)
+        except GozeroError as error:
+            raise GtpFailure(" ".join(f"no champion for {size}x{size}: {error}".split())) from None
+
+    def close(self) -> None:
+        """Stop every player loaded (nets: nothing to stop; kept for symmetry with `Player.close`)."""
+        for player in self.players.values():
+            player.close()
 
 
 def _model_label(spec: str, data_dir: Path | None) -> str:

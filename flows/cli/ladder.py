@@ -14,14 +14,14 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, console, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, SIZE_HELP, console, quiet_prefect, user_errors
 
 if TYPE_CHECKING:  # the real imports wait for the command to run: `gozero --help` stays fast
     from tasks.ladder import Ladder
 
 
 def ladder(
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help=SIZE_HELP)] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     play: Annotated[bool, typer.Option(help="first play ladder games for the champion (or --player)")] = False,
     player: Annotated[str | None, typer.Option(help="the player to rate with --play (default: the champion)")] = None,
@@ -36,9 +36,11 @@ def ladder(
     quiet_prefect(verbose)
     from storage import layout
     from tasks.ladder import Ladder, ladder_rows
+    from tasks.sizes import resolve_size
 
     data = layout.data_dir(data_dir)
     with user_errors():
+        size = resolve_size(size, player)
         if play:
             from flows.ladder import run_ladder
 

@@ -80,15 +80,24 @@ def loop(
     quiet_prefect(verbose)
     from tasks.loop_presets import loop_settings
     from tasks.overrides import dataclass_changes
+    from tasks.sizes import resolve_size, size_of
     from tasks.zero import LoopSettings
 
     given = {key: value for key, value in params.items() if key in OPTIONS and value is not None}
     if name is not None:
         given["loop"] = name
     try:
-        settings = loop_settings(named, {**given, **dataclass_changes(LoopSettings, set_ or [])})
+        changes = {**given, **dataclass_changes(LoopSettings, set_ or [])}
     except ValueError as error:
         raise fail(str(error)) from None
+    with user_errors():  # a warm start names its size; named settings' size must agree with it
+        if "size" in changes or (named is None and size_of(changes.get("warm_start") or "") is not None):
+            changes["size"] = resolve_size(changes.get("size"), changes.get("warm_start"))
+        try:
+            settings = loop_settings(named, changes)
+        except ValueError as error:
+            raise fail(str(error)) from None
+        resolve_size(settings.size, settings.warm_start)
     summary = run_live(settings, data_dir, workers, dask_address, device, minutes)
     console.print(f"champion: [bold]{summary.champion}[/] (models:/{settings.model_name}@champion)")
 

@@ -17,6 +17,7 @@ from flows.cli.alphago import alphago as alphago_command
 from flows.cli.analysis import analysis as analysis_command
 from flows.cli.common import (
     DATA_DIR_HELP,
+    SIZE_HELP,
     THREADS_HELP,
     console,
     fail,
@@ -41,6 +42,7 @@ from flows.cli.serve import serve as serve_command
 from flows.cli.strong import strong as strong_command
 from flows.cli.train import train_command
 from tasks.players import SPECS_HELP
+from tasks.sizes import DEFAULT_SIZE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
@@ -48,7 +50,7 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=N
 def play(
     black: Annotated[str, typer.Option(help=f"black player: {SPECS_HELP}")] = "uct-400",
     white: Annotated[str, typer.Option(help=f"white player: {SPECS_HELP}")] = "random",
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help=SIZE_HELP)] = None,
     komi: Annotated[float, typer.Option(help="komi (Tromp-Taylor area scoring)")] = 7.5,
     sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
     seed: Annotated[int, typer.Option(help="random seed for both players")] = 0,
@@ -61,7 +63,10 @@ def play(
     from gocore.rules.coords import to_gtp
     from storage.layout import data_dir as resolve_data_dir
     from tasks.players import PlayerSettings, build_player, has_net
+    from tasks.sizes import resolve_size
 
+    with user_errors():
+        size = resolve_size(size, black, white)
     settings = PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False)
     if sgf_out is not None and sgf_out.exists():
         raise fail(f"{sgf_out} already exists: give another --sgf path (or remove that file)")
@@ -114,7 +119,9 @@ def ingest(
                                          "+ liberties, captures, ladders), alphago48 / alphago49 (AlphaGo 2016's "
                                          "policy / value input) or oneplane")] = "agz17",
     augment: Annotated[str, typer.Option(help="all8, random1 or none")] = "all8",
-    size: Annotated[int, typer.Option(min=5, max=19, help="keep games of this board size")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help=f"keep games of this board size (default: the "
+                                             f"size the sources name, else {DEFAULT_SIZE}; one they contradict is "
+                                             "refused)")] = None,
     handicap: Annotated[bool, typer.Option(help="keep handicap games")] = True,
     min_moves: Annotated[int, typer.Option(min=0, help="refuse games with fewer moves")] = 1,
     require_result: Annotated[bool, typer.Option(help="refuse games without a known winner")] = True,
@@ -127,7 +134,10 @@ def ingest(
     """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
     quiet_prefect(verbose)
     from gocore.nn.encode import EncodeOptions
+    from tasks.sizes import resolve_size
 
+    with user_errors():  # before any game is fetched or played
+        size = resolve_size(size, *sources)
     try:
         options = EncodeOptions(encoder=encoder, augment=augment, size=size, allow_handicap=handicap,
                                 min_moves=min_moves, require_result=require_result)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, console, quiet_prefect, shard_progress, user_errors
+from flows.cli.common import DATA_DIR_HELP, SIZE_HELP, console, quiet_prefect, shard_progress, user_errors
 
 MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'uniform' (no net)"
 
@@ -31,7 +31,7 @@ def selfplay(
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     games_per_task: Annotated[int | None, typer.Option(min=1, help="games per task (default: games / workers)")] = None,
     seed: Annotated[int, typer.Option(help="seed of the first task (task i uses seed + i)")] = 0,
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help=SIZE_HELP)] = None,
     komi: Annotated[float, typer.Option(help="komi (Chinese rules, Tromp-Taylor count)")] = 7.5,
     encoder: Annotated[str, typer.Option(help="feature encoder for 'uniform' (a net uses its own)")] = "agz17",
     max_moves: Annotated[int | None, typer.Option(min=1, help="move cap per game (default 3*N*N)")] = None,
@@ -44,9 +44,11 @@ def selfplay(
     from gocore.nn.features import get_encoder
     from storage import layout
     from tasks.selfplay import load_evaluator
+    from tasks.sizes import resolve_size
 
     data = layout.data_dir(data_dir)
     with user_errors():
+        size = resolve_size(size, None if model == "uniform" else model)
         get_encoder(encoder)
         load_evaluator(model, size, str(data))  # a bad model fails now, before any server starts
     console.print(f"self-play [bold]gen={generation}[/]: {model}, {games} games, {sims} sims, "

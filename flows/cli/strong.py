@@ -17,7 +17,8 @@ from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_e
 
 
 def strong(
-    size: Annotated[int, typer.Option(min=5, max=19, help="board size")] = 9,
+    size: Annotated[int | None, typer.Option(min=5, max=19, help="board size (default: the --set expert "
+                                             "sources', else 9; a size they contradict is refused)")] = None,
     budget_cpu_hours: Annotated[float | None, typer.Option(min=0.01, help="stop starting generations once "
                                                            "expert games, training, self-play and gates have "
                                                            "spent this many CPU hours (default 4)")] = None,
@@ -35,14 +36,21 @@ def strong(
     quiet_prefect(verbose)
     from storage import layout
     from tasks.overrides import dataclass_changes
+    from tasks.sizes import resolve_size
     from tasks.strong import StrongSettings
 
+    try:
+        changes = dataclass_changes(StrongSettings, set_ or [])
+    except ValueError as error:
+        raise fail(str(error)) from None
+    with user_errors():
+        size = resolve_size(changes.pop("size", size), *changes.get("expert", ()))
     fields = {"size": size, "name": name or f"strong-{size}x{size}",
               **({"budget_cpu_hours": budget_cpu_hours} if budget_cpu_hours is not None else {})}
     if size != 9:
         fields["expert"] = (f"gnugo-{size}x{size}:level=1,games=2400",)
     try:
-        settings = StrongSettings(**{**fields, **dataclass_changes(StrongSettings, set_ or [])})
+        settings = StrongSettings(**{**fields, **changes})
     except ValueError as error:
         raise fail(str(error)) from None
     data = layout.data_dir(data_dir)

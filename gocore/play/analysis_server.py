@@ -62,16 +62,6 @@ MAX_PENDING = 10_000  # turns waiting at most (each holds its position)
 WARM_SECONDS = 0.5  # the search averages are brought up to date this often (`_Reader.keep_warm`)
 LEAVES = 8  # leaves per turn and round: analysis wants visits per second (a ponder runs for minutes),
 # where a match's one leaf a round (mcts.MATCH) buys depth per visit at batch 1
-# Tree memory per root visit, ownership recorded (tracemalloc, a tiny aux net from the empty board,
-# 3,000 visits): 9.4 KB on 9x9, 31.5 KB on 19x19, so about 3 KB + 80 B per point.
-TREE_BYTES_BASE, TREE_BYTES_PER_POINT = 3_000, 80
-
-
-def visits_for_memory(megabytes: float, size: int) -> int:
-    """The root visits whose search tree fits in `megabytes` on a `size` board (at least 1)."""
-    return max(1, int(megabytes * 1e6 / (TREE_BYTES_BASE + TREE_BYTES_PER_POINT * size * size)))
-
-
 class AnalysisServer:
     """Answers analysis queries for one net's board size with PUCT search on `evaluator`.
     `max_visits`: the most visits one turn (and one batch) may search, None: no limit."""

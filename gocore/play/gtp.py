@@ -16,11 +16,10 @@ lz-analyze, kata-analyze, lz-genmove_analyze and kata-genmove_analyze (`gocore.p
 and GoGui's gfx commands. list_commands and known_command name exactly the commands it answers.
 
 Decisions:
-- The rules are `gocore.rules.board`'s: no suicide, positional superko, Tromp-Taylor area scoring,
-  and white gets a point per handicap stone (Chinese rules, as GNU Go --chinese-rules counts; AGA's
-  N-1 or none after kgs-rules / kata-set-rules). So
-  `final_score` scores the board as it stands, and every stone on the board counts as alive:
-  `final_status_list alive` lists them all (one chain per line), `dead` and `seki` are empty. Under
+- The rules are `gocore.rules.board`'s: no suicide, positional superko, Tromp-Taylor area scoring, and
+  white gets a point per handicap stone (Chinese rules, as GNU Go --chinese-rules counts; AGA's N-1 or
+  none after kgs-rules / kata-set-rules). So `final_score` scores the board as it stands, every stone
+  counts as alive: `final_status_list alive` lists them all (a chain a line), `dead` and `seki` none. Under
   area scoring a stone is dead only once captured, which is what `kgs-genmove_cleanup` is for: a
   genmove that never passes (nor resigns) while a legal move that fills no own eye remains; it
   keeps the agent's move unless that is a pass, and otherwise prefers captures, then contact moves.
@@ -37,10 +36,10 @@ Decisions:
   moves before move N (GNU Go's reading: N is the next move to play) from `gocore.rules.sgf_read`.
 - Analysis streams: ``=`` at once, then info lines while the search runs, then the blank line
   when the next input line (any line) arrives; `serve` reads stdin on a thread only when asked
-  (`gtp_analysis.LineReader`), so it can search between looks. A ponder rests once the
-  root has `ponder_limit` visits (memory) and waits.
-- The agent is one fixed agent for every size the engine accepts, or comes from
-  ``factory(size, komi)``, built again when the size or komi has changed at the next genmove.
+  (`gtp_analysis.LineReader`), so it can search between looks. A ponder rests once the root has
+  `ponder_limit` visits (default: `gtp_analysis.ponder_limit`, the same memory on every board) and waits.
+- The agent is one fixed agent for every size the engine accepts, or ``factory(size, komi)``'s, built
+  again at `boardsize` (a GtpFailure refuses the size) or when the komi has changed at the next genmove.
 """
 
 from __future__ import annotations
@@ -60,6 +59,7 @@ from gocore.play.gtp_analysis import (
     AnalysisRequest,
     LineReader,
     parse_request,
+    ponder_limit,
     stream_analysis,
 )
 from gocore.play.gtp_board import board_diagram, cleanup_move, final_status_list
@@ -81,7 +81,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_SIZE = 9
 MIN_MOVES_LEFT = 10  # our moves assumed still to come, however late in the game
-PONDER_LIMIT = 20_000  # root visits at which analysis rests: about 9 KB each on 9x9 (measured), 180 MB
 _EMPTY_SETUP: gtp_setup.Setup = ((), (), 1)
 AgentFactory = Callable[[int, float], Agent]
 
@@ -91,7 +90,7 @@ class GtpEngine:
 
     def __init__(self, agent: Agent | AgentFactory, name: str = "gozero", version: str = "",
                  sizes: set[int] | None = None, *, size: int | None = None, komi: float = 7.5,
-                 seed: int | None = None, ponder_limit: int = PONDER_LIMIT):
+                 seed: int | None = None, ponder_limit: int | None = None):
         self.name, self.version = name, version
         self.sizes = frozenset(range(MIN_SIZE, MAX_SIZE + 1) if sizes is None else sizes)
         if not self.sizes or not self.sizes <= set(range(MIN_SIZE, MAX_SIZE + 1)):
@@ -246,7 +245,13 @@ class GtpEngine:
         size = int(parse_number(text, "the board size", integer=True))
         if size not in self.sizes:
             raise GtpFailure("unacceptable size")
+        before = (self.size, self.komi, self._setup, self._moves)
         self._start(size, self.komi)
+        try:
+            self._current_agent()
+        except GtpFailure:  # the factory has no agent for this size
+            self._start(*before)
+            raise
         return ""
 
     def _clear_board(self, args: list[str]) -> str:
@@ -317,7 +322,8 @@ class GtpEngine:
             if is_genmove:
                 yield from self._genmove_analyze(agent, position, color, request, started, words)
             else:
-                yield from stream_analysis(agent, position, request, self.ponder_limit, has_input)
+                limit = self.ponder_limit or ponder_limit(self.size)  # by default the same memory on every board
+                yield from stream_analysis(agent, position, request, limit, has_input)
                 yield "\n"
         except Exception:  # the "=" is out: a bug must still end the response, and not the session
             log.exception("command %r failed", " ".join(words))

@@ -42,6 +42,27 @@ KINDS = ("lz", "kata")
 CHUNK = 16  # simulations between looks at stdin: a few tens of milliseconds on a CPU
 ANALYSE_COMMANDS = {"lz-analyze": "lz", "kata-analyze": "kata"}
 GENMOVE_COMMANDS = {"lz-genmove_analyze": "lz", "kata-genmove_analyze": "kata"}
+# Tree memory per root visit, ownership recorded (tracemalloc, a tiny aux net from the empty board,
+# 3,000 visits): 9.4 KB on 9x9, 31.5 KB on 19x19, so about 3 KB + 80 B per point.
+TREE_BYTES_BASE, TREE_BYTES_PER_POINT = 3_000, 80
+PONDER_LIMIT = 20_000
+"""Root visits at which analysis rests on 9x9 (about 190 MB of tree); `ponder_limit` gives other
+boards the same memory: 5,947 visits on 19x19."""
+
+
+def tree_bytes_per_visit(size: int) -> int:
+    """Bytes of search tree one root visit holds on a `size` board (the model above)."""
+    return TREE_BYTES_BASE + TREE_BYTES_PER_POINT * size * size
+
+
+def visits_for_memory(megabytes: float, size: int) -> int:
+    """The root visits whose search tree fits in `megabytes` on a `size` board (at least 1)."""
+    return max(1, int(megabytes * 1e6 / tree_bytes_per_visit(size)))
+
+
+def ponder_limit(size: int) -> int:
+    """The default visits at which a ponder rests on a `size` board: the memory of PONDER_LIMIT on 9x9."""
+    return PONDER_LIMIT * tree_bytes_per_visit(9) // tree_bytes_per_visit(size)
 
 
 @dataclass(frozen=True)

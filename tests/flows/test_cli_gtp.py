@@ -168,3 +168,24 @@ def test_ctrl_c_while_serving_exits_130_with_one_line():
         assert process.stderr.read().strip() == "gozero gtp: interrupted"
     finally:
         process.kill()
+
+
+def test_without_a_model_boardsize_loads_the_champion_of_that_size(data_dir, monkeypatch):
+    import os
+
+    from tests.helpers import register_tiny_nets
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the registry of this data dir
+    register_tiny_nets(data_dir, 1, size=5)
+    register_tiny_nets(data_dir, 1, size=7)
+    env = {key: value for key, value in os.environ.items() if key != "MLFLOW_TRACKING_URI"}
+    command = GTP + ["--size", "5", "--sims", "4", "--data-dir", str(data_dir)]
+    session = subprocess.run(command, input="boardsize 7\ngenmove b\nboardsize 9\nshowboard\ngenmove w\nquit\n",
+                             capture_output=True, text=True, timeout=120, env=env)
+    assert session.returncode == 0, session.stderr
+    answers = session.stdout.split("\n\n")
+    assert answers[0] == "= " and answers[1].startswith("= ")  # 7x7: gozero-7x7's champion plays
+    assert Position.initial(7).is_legal(from_gtp(answers[1][2:], 7))
+    assert answers[2].startswith("? no champion for 9x9: ") and "\n" not in answers[2]
+    assert answers[3].splitlines()[1].split() == list("ABCDEFG")  # refused: the 7x7 game goes on
+    assert Position.initial(7).play(from_gtp(answers[1][2:], 7)).is_legal(from_gtp(answers[4][2:], 7))

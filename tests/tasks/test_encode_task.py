@@ -112,7 +112,7 @@ def sized_files(tmp_path: Path, sizes: list[int]) -> list[tuple[Path, str]]:
     files = []
     for i, size in enumerate(sizes):
         path = tmp_path / f"{i:02d}.sgf"
-        path.write_bytes(b"x" * size)
+        path.write_bytes(b";B[aa]" * (size // 6))  # a move in 6 bytes: `size` bytes of moves
         files.append((path, path.name))
     return files
 
@@ -144,6 +144,19 @@ def test_group_files_spreads_a_small_dataset_evenly_over_min_shards_without_tiny
     assert [len(group) for group in few] == [3, 2, 3]  # 64k rows: 3 shards of >= MIN_SHARD_ROWS (20k)
     many = group_files(files, EncodeOptions(), target_rows=20_000)
     assert len(many) == 26  # 512k / 20k: past MIN_SHARDS the target sets the count
+
+
+def test_shards_are_planned_by_moves_not_bytes_so_commented_games_do_not_skew_them(tmp_path):
+    game = b"(;GM[1]SZ[19]" + b";B[dd];W[pp]" * 50  # 100 moves
+    files = []
+    for i in range(32):  # every other file is padded with comments: 100 moves in 40 times the bytes
+        path = tmp_path / f"{i:02d}.sgf"
+        path.write_bytes((game + (b"C[" + b"a long review comment " * 200 + b"]" if i % 2 else b"") + b")") * 25)
+        files.append((path, path.name))
+    assert encode_task.count_moves(files[1][0]) == encode_task.count_moves(files[0][0]) == 2_500
+    groups = group_files(files, EncodeOptions(), target_rows=100_000)  # 32 files x 20,000 rows: 7 shards
+    rows = [sum(encode_task.count_moves(path) * 8 for path, _ in group) for group in groups]
+    assert max(rows) <= 2 * min(rows), rows  # by bytes: one shard of 1 padded file beside 31 plain ones
 
 
 def test_default_shards_hold_about_100_mib_of_planes_whatever_the_board():

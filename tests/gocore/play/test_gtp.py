@@ -301,7 +301,23 @@ def test_a_factory_is_asked_again_when_size_or_komi_change():
     ok(engine, "boardsize 13")
     ok(engine, "komi 6.5")
     ok(engine, "genmove b")
-    assert built == [(9, 7.5), (13, 6.5)]
+    assert built == [(9, 7.5), (13, 7.5), (13, 6.5)]  # boardsize builds at once, komi at the next genmove
+
+
+def test_a_size_the_factory_refuses_is_a_gtp_error_and_the_game_goes_on():
+    from gocore.play.gtp_protocol import GtpFailure
+
+    def factory(size: int, komi: float) -> RandomAgent:
+        if size == 19:  # as `gozero gtp` without a model: no champion of that size
+            raise GtpFailure("no champion for 19x19: none registered")
+        return RandomAgent(seed=size)
+
+    engine = GtpEngine(factory)
+    ok(engine, "play b E5")
+    assert refused(engine, "boardsize 19") == "no champion for 19x19: none registered"
+    assert engine.size == 9 and engine.moves == ((1, from_gtp("E5", 9)),)
+    ok(engine, "boardsize 13")
+    assert engine.size == 13 and from_gtp(ok(engine, "genmove w"), 13) in range(13 * 13 + 1)
 
 
 # --- showing and scoring -------------------------------------------------------------------------

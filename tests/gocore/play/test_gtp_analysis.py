@@ -203,3 +203,16 @@ def test_an_analysis_whose_next_command_is_already_waiting_still_gets_an_info_li
     for command in ("lz-analyze 10", "kata-analyze B interval 10"):
         head, *lines, end = engine.respond(command, lambda seconds: True)
         assert head == "=\n" and end == "\n" and len(lines) == 1 and infos(lines[0])
+
+
+def test_a_ponder_rests_at_the_same_tree_memory_on_every_board():
+    from gocore.play.gtp_analysis import PONDER_LIMIT, ponder_limit, tree_bytes_per_visit
+
+    assert ponder_limit(9) == PONDER_LIMIT == 20_000
+    assert ponder_limit(19) < ponder_limit(13) < ponder_limit(9) < ponder_limit(5)
+    for size in (5, 13, 19):
+        memory = ponder_limit(size) * tree_bytes_per_visit(size)
+        assert abs(memory - PONDER_LIMIT * tree_bytes_per_visit(9)) < tree_bytes_per_visit(size)
+    from flows.cli.gtp import PONDER_HELP  # the help's figures are these
+
+    assert f"{ponder_limit(13):,} on 13x13" in PONDER_HELP and f"{ponder_limit(19):,} on 19x19" in PONDER_HELP

@@ -1,0 +1,67 @@
+"""The board size a source, a model or a dataset names, read from its name or its small JSON file:
+never through MLflow, torch or a Parquet file, so a command can check its --size before any work.
+
+    gnugo-19x19:level=0,games=3          19   (storage.gnugo_source)
+    cgos-9x9:2023-01, kgs:2019           9, 19 (the catalog entry's board_size)
+    models:/gozero-13x13@champion        13   (registered names are gozero-<N>x<N>[-<family>])
+    <a model directory>                  its config.json's board_size
+    dataset NAME                         its manifest's options.size
+
+Anything else (a URL, a local folder of SGF, ``models:/othername/2``) names no size: None.
+`tasks.sizes` puts these together for player specs and turns a contradiction into one line.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from storage.catalog import CATALOG
+from storage.gnugo_source import parse_gnugo_source
+from storage.layout import CONFIG_FILE
+
+MODEL_URI = re.compile(r"models:/+([^/@]+)(?:@([^/]+)|/([^/]+))")
+"""``models:/NAME@ALIAS`` or ``models:/NAME/VERSION`` (storage.registry.parse_model_uri reads it too)."""
+_MODEL_NAME = re.compile(r"gozero-(\d+)x(\d+)(?:-[a-z]+)?")  # storage.registry.model_name's names
+_GNUGO = re.compile(r"gnugo-\d+x")  # a source; a player is gnugo or gnugo-LEVEL
+
+
+def source_size(text: str) -> int | None:
+    """The board size of an ingest source: a ``gnugo-NxN:...`` source's N (a malformed one raises
+    GnugoSourceError), a catalog entry's; None for URLs and local files (their games say it)."""
+    stripped = text.strip().lower()
+    if _GNUGO.match(stripped) and not Path(text.strip()).exists():
+        return parse_gnugo_source(text).size
+    entry = CATALOG.get(stripped.partition(":")[0])
+    return entry.board_size if entry is not None and not Path(text.strip()).exists() else None
+
+
+def model_size(spec: str) -> int | None:
+    """The board size of a model: from a ``models:/gozero-NxN...`` name (no registry lookup), a
+    model directory's config.json, a ``file://`` artifact's; None when neither says it."""
+    match = MODEL_URI.fullmatch(spec.strip())
+    if match:
+        name = _MODEL_NAME.fullmatch(match[1])
+        return int(name[1]) if name and name[1] == name[2] else None
+    path = Path(spec.removeprefix("file://")) if "://" not in spec or spec.startswith("file://") else None
+    if path is None or not (path / CONFIG_FILE).is_file():
+        return None
+    try:
+        saved = json.loads((path / CONFIG_FILE).read_text())  # storage.checkpoints.save_model's
+        size = saved.get("config", {}).get("board_size")
+    except (OSError, ValueError, AttributeError):
+        return None  # loading the model says what is wrong with it
+    return size if isinstance(size, int) else None
+
+
+def dataset_size(dataset: Path) -> int | None:
+    """The board size a finished dataset was encoded for (its manifest's options); None if there is
+    no finished dataset there."""
+    from storage import datasets  # pyarrow loads with it: only when a dataset is asked
+
+    try:
+        size = datasets.read_manifest(dataset).get("options", {}).get("size")
+    except (datasets.DatasetError, OSError, ValueError, AttributeError):
+        return None
+    return size if isinstance(size, int) else None
