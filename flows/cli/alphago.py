@@ -106,8 +106,8 @@ def _numbers(text: str | None) -> tuple[int, ...] | None:
         raise fail(f"{text!r} is not a comma-separated list of numbers") from None
 
 
-
 alphago.__doc__ += "\n\n" + settings_epilog(declared_fields("tasks.alphago", "AlphaGoSettings"), set(OPTIONS))
+
 
 def _settings(preset: str, size: int, dataset: str, name: str, changes: dict, items: list[str]) -> AlphaGoSettings:
     """The preset's settings with the options given, then the --set items."""
@@ -152,6 +152,9 @@ def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, wo
     console.print(f"AlphaGo pipeline [bold]{settings.name}[/]: stages {','.join(stages)}, {settings.preset} "
                   f"preset, dataset {settings.dataset} -> {data}", soft_wrap=True)
     stop = threading.Event()
+    if not console.is_terminal:  # a pipe or a log: a plain line per finished stage, ending with a newline
+        return _run_plain(settings, stages, data, lambda: run_alphago(settings, stages, str(data), workers,
+                                                                       dask_address, device))
     with Live(stages_table(settings, stages, data), console=console, auto_refresh=False) as live:
         def poll() -> None:
             while not stop.wait(0.5):
@@ -166,6 +169,37 @@ def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, wo
             stop.set()
             thread.join()
             live.update(stages_table(settings, stages, data), refresh=True)
+
+
+def _run_plain(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, run):
+    """`run()` while a thread prints "stage sl done: <headline> (<s> s)" for each stage that finishes."""
+    from flows.alphago import STAGE, headline
+    from storage import loops
+
+    seen = {stage for stage in stages if loops.read_step(data, settings.name, STAGE, stage) is not None}
+    stop = threading.Event()
+
+    def report() -> None:
+        for stage in stages:
+            record = loops.read_step(data, settings.name, STAGE, stage)
+            if record is not None and stage not in seen:
+                seen.add(stage)
+                console.print(f"stage {stage} done: {headline(stage, record)} ({record.get('seconds', 0):.0f} s)",
+                              soft_wrap=True, highlight=False, markup=False)
+
+    def poll() -> None:
+        while not stop.wait(0.5):
+            report()
+
+    thread = threading.Thread(target=poll, daemon=True)
+    thread.start()
+    try:
+        with user_errors():
+            return run()
+    finally:
+        stop.set()
+        thread.join()
+        report()
 
 
 def stages_table(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path) -> Table:

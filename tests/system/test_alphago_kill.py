@@ -74,6 +74,9 @@ def test_a_pipeline_killed_in_its_rl_stage_resumes_without_redoing_or_registerin
 
     rerun = start(data, PREFECT_API_URL.value(), tmp_path / "rerun.log")
     assert rerun.wait(timeout=300) == 0, (tmp_path / "rerun.log").read_text()[-3000:]
+    output = (tmp_path / "rerun.log").read_text()  # a file, not a terminal: plain lines, a final newline
+    assert "stage rl done:" in output and "stage value done:" in output and "stage sl done:" not in output
+    assert output.endswith("\n")
 
     after = stage_records(data)
     assert tuple(after) == ("sl", "rollout", "rl", "value")
