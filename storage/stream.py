@@ -9,8 +9,8 @@ interleaved, through a shuffle buffer, and yields `Batch`es of numpy arrays read
            ─ `storage.shuffle.ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
            ─ batch: `RowDecoder` unpacks bits, optional random symmetry → float32 → prefetch queue
              (with `aux_targets`, ownership and score targets too, masked where absent); with
-             `workers`, processes unpack into raw uint8 batches, symmetry left to the device
-             (`storage.stream_workers`, `gocore.nn.batch_device`), same rows in the same order
+             `workers`, raw uint8 batches, symmetry left to the device, unpacked here or by worker
+             processes (`storage.stream_workers`, `gocore.nn.batch_device`), same rows in the same order
 
 Memory: the buffer's rows (packed: 173 bytes per agz17 9x9 row), the `interleave` row groups
 being read, and `prefetch` decoded batches; never the dataset. Everything is a function of
@@ -167,7 +167,8 @@ class BatchStream:
         """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
         decoder: the Go side of rows (tasks.rows.ROW_DECODER); aux_targets: batches carry
         ownership, score and aux_mask (rows without targets, and older shards', masked out);
-        workers: processes decoding batches into raw ones (`storage.stream_workers`), 0 = decode here."""
+        workers: 0 = decode here (numpy symmetry, float32); 1 = raw batches (uint8, symmetry left to the
+        consumer's device) decoded here; n >= 2 = raw batches decoded by n processes (`stream_workers`)."""
         if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0 or workers < 0:
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
                              f"batch_size={batch_size} prefetch={prefetch} workers={workers}")
@@ -189,7 +190,7 @@ class BatchStream:
         return bool(self.shards) and self.shards[0].is_selfplay
 
     def __iter__(self) -> Iterator[Batch]:
-        if self.workers:
+        if self.workers > 1:
             return self._decoded_by_pool()
         if self.prefetch == 0:
             return self._batches()
@@ -274,18 +275,19 @@ class BatchStream:
     def _batches(self, stop: threading.Event | None = None,
                  pool: ProcessPoolExecutor | None = None) -> Iterator[Batch | Future]:
         """Decoded batches after the first `skip_batches` (those are drawn but not decoded); with
-        a `pool`, futures of raw batches, in the same order."""
+        `workers`, raw ones, and with a `pool` futures of raw ones, in the same order."""
         shard = self.shards[0] if self.shards else None
         for index, rows in enumerate(self._row_batches()):
             if stop is not None and stop.is_set():
                 return
             if index < self.skip_batches:
                 continue
-            if pool is None:
+            if not self.workers:
                 yield self._decode(rows, index)
-            else:
-                yield pool.submit(decode_raw, self.decoder, shard.encoder, shard.size, shard.is_selfplay,
-                                  self.aux_targets, rows, self._symmetries(index, len(rows["planes"])))
+                continue
+            job = (self.decoder, shard.encoder, shard.size, shard.is_selfplay, self.aux_targets, rows,
+                   self._symmetries(index, len(rows["planes"])))
+            yield pool.submit(decode_raw, *job) if pool else Batch(**decode_raw(*job), symmetry_pending=True)
 
     def _symmetries(self, index: int, rows: int) -> np.ndarray:
         """(rows,) int64: batch `index`'s random symmetries, zeros without random_symmetry."""
@@ -384,7 +386,7 @@ class StreamFactory:
     random_symmetry: bool = False  # random dihedral symmetry per train row (un-augmented data)
     prefetch: int = 2  # batches decoded ahead by a background thread
     aux_targets: bool = False  # batches carry ownership, score and aux_mask (nets with aux heads)
-    loader_workers: int = 0  # processes decoding train batches into raw ones (symmetry on the device); 0 = here
+    loader_workers: int = 0  # 0: decode here; 1: raw batches (symmetry on the device); n >= 2: n decoding processes
 
     def __call__(self, split: str, skip_batches: int = 0) -> BatchStream:
         is_train = split == "train"

@@ -1,14 +1,18 @@
 """Decoding a stream's batches in worker processes: packed rows in, raw batches (uint8 planes,
 integer targets, the symmetry still to apply) out, in the order the rows were drawn.
 
-`storage.stream.BatchStream(workers=n)` keeps reading Parquet and drawing from its shuffle buffer
+`storage.stream.BatchStream(workers=n)`, n >= 2, keeps reading Parquet and drawing from its shuffle buffer
 in its own (prefetch) thread, exactly as with `workers=0`, and hands each drawn batch of packed
 rows to `decode_raw` in a process pool; the futures queue in draw order, so the batches come out
 in the same order whatever the worker count, and `skip_batches` skips the same draws. What a
 worker does is the part that grows with rows: unpacking bits, float16 pi to float32, the argmax
 move. The symmetry and the float conversion of planes are the consumer's, on its device
 (`gocore.nn.batch_device`), which is why the batch ships uint8: a quarter of float32's bytes
-through the pipe and into pinned memory.
+through the pipe and into pinned memory. (`workers=1` calls `decode_raw` in the prefetch thread.)
+
+On the loaded 2-core machine of `benchmarks/loader.py` the hand-off costs more than it saves:
+unpacking a batch is ~0.1 ms for 9x9, and each pool round trip took 6-14 ms; the reading and the
+shuffle buffer, which stay in the prefetch thread, are most of the remaining cost.
 """
 
 from __future__ import annotations

@@ -83,7 +83,7 @@ class TrainConfig:
     val_every: int = 1000  # steps between validation passes (and at the last step); 0 = never
     val_batches: int = 50  # batches per validation pass at most
     log_every: int = 50  # steps between training-metric reports (and at the last step)
-    loader_workers: int = 0  # processes decoding train batches (uint8, symmetry on the device); 0 = in-process
+    loader_workers: int = 0  # 0 numpy symmetry; 1 uint8 batches, symmetry on the device; n >= 2 n decoding processes
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
