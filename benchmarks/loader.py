@@ -1,7 +1,7 @@
 """Training data delivered per second: the in-process stream vs decode worker processes, against
 the net's own training-step rate here and a projected GPU rate.
 
-    python -m benchmarks.loader [--rows 24000] [--batches 24] [--batch-size 1024] [--workers 1 2 4]
+    python -m benchmarks.loader [--rows 24000] [--batches 24] [--batch-size 1024] [--workers 1 2 4] [--threads 1]
 
 Writes four synthetic datasets (agz17 rows, a 30 % stone density, game-split; 9x9 and 19x19, SGF
 rows and self-play rows with pi, ownership and score), then streams each as training does
@@ -38,6 +38,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--batches", type=int, default=24, help="batches timed per stream (after the first)")
     parser.add_argument("--batch-size", type=int, default=1024, help="rows per batch")
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2, 4], help="worker counts to try")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads (2 spin against other runs here)")
     return parser.parse_args()
 
 
@@ -145,6 +146,7 @@ def step_rate(name: str, size: int, batch_size: int = 256, steps: int = 3) -> fl
 
 def main() -> None:
     args = parse_args()
+    torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, batch {args.batch_size}, "
           f"{args.batches} batches timed per stream")
     kinds = [(9, False), (9, True), (19, False), (19, True)]

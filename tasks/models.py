@@ -54,8 +54,10 @@ def load_net(uri: str | Path, data_dir: str | Path | None = None) -> GoNet:
 
 
 def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedModel:
-    """`load_net` with the version it resolved to (for self-play rows and match records)."""
+    """`load_net` with the version it resolved to (for self-play rows and match records). The
+    process's `NetEvaluator`s then keep their CPU conv-path choice in the data dir (`use_conv_cache`)."""
     text, data = str(uri), None if data_dir is None else str(data_dir)
+    use_conv_cache(data)
     if text.startswith("models:/") or "://" in text:
         return _load_registered(text, data)
     from storage.checkpoints import CONFIG_FILE
@@ -66,6 +68,15 @@ def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedMod
     config = path / CONFIG_FILE
     stamp = config.stat().st_mtime_ns if config.exists() else None  # re-saved in place: reload
     return LoadedModel(_cached_net(text, data, stamp), str(path.resolve()))
+
+
+def use_conv_cache(data_dir: str | Path | None = None) -> None:
+    """Keep this process's measured CPU convolution-path choices in the data dir's cache file
+    (`gocore.nn.conv_paths`, `storage.conv_cache`): measured on the first start, read after."""
+    from gocore.nn import conv_paths
+    from storage.conv_cache import JsonChoiceStore
+
+    conv_paths.use_store(JsonChoiceStore(layout.conv_cache_path(layout.data_dir(_path(data_dir)))))
 
 
 def _load_registered(text: str, data: str | None) -> LoadedModel:
