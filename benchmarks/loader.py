@@ -19,8 +19,10 @@ Rates leave out the first `workers` + 2 batches (the shuffle buffer's fill, the 
 training step rate of the `tiny` and `small` DualNets on this CPU (batch 256, in memory), and a
 *projection* for a GPU: forward FLOPs per sample counted by torch on the net definitions, times 3
 for a training step, against an H100's dense bf16 peak (989 TFLOP/s) at 30 % and 40 %
-utilisation. The last line is ``loader: best_workers_vs_in_process=<ratio> (19x19 self-play)``.
-The machine's other processes move every figure: compare within one run.
+utilisation. Each stream prints samples/s (wall) and samples per CPU-second (this process's
+threads and its worker processes), and the ratio to in-process of the latter, which other
+processes on the cores move less. The last line is
+``loader: best_workers_vs_in_process=<ratio> per CPU-second (19x19 self-play, W workers)``.
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ if __name__ == "__main__":
     parse_args()  # --help and usage errors end here, before torch, gocore and storage load
 
 import numpy as np
+import psutil
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
@@ -93,18 +96,26 @@ def write_dataset(root: Path, size: int, is_selfplay: bool, rows: int, seed: int
     return root
 
 
-def delivered_rate(dataset: Path, batch_size: int, batches: int, workers: int, aux: bool) -> float:
-    """Samples/s of train batches turned into CPU tensors, after `workers` + 2 warm-up batches."""
+def cpu_seconds() -> float:
+    """CPU time of this process (all threads) and of its children (the forkserver's workers too)."""
+    children = psutil.Process().children(recursive=True)
+    return time.process_time() + sum(sum(c.cpu_times()[:2]) for c in children if c.is_running())
+
+
+def delivered_rate(dataset: Path, batch_size: int, batches: int, workers: int, aux: bool) -> tuple[float, float]:
+    """Samples per second and per CPU-second (workers included) of train batches turned into CPU
+    tensors, after `workers` + 2 warm-up batches."""
     factory = StreamFactory(dataset, batch_size, ROW_DECODER, shuffle_buffer=8192, random_symmetry=True,
                             aux_targets=aux, loader_workers=workers)
     stream = iter(factory("train", 0))
     try:
         for _ in range(workers + 2):  # warm-up: the buffer's fill, every worker started and fed
             batch_tensors(next(stream), torch.device("cpu"))
-        started = time.perf_counter()
+        started, cpu = time.perf_counter(), cpu_seconds()
         for _ in range(batches):
             batch_tensors(next(stream), torch.device("cpu"))
-        return batches * batch_size / (time.perf_counter() - started)
+        samples = batches * batch_size
+        return samples / (time.perf_counter() - started), samples / (cpu_seconds() - cpu)
     finally:
         stream.close()
 
@@ -150,7 +161,8 @@ def main() -> None:
     print(f"torch {torch.__version__}, {torch.get_num_threads()} torch threads, batch {args.batch_size}, "
           f"{args.batches} batches timed per stream")
     kinds = [(9, False), (9, True), (19, False), (19, True)]
-    rates: dict[tuple[int, bool], dict[int, float]] = {}
+    rates: dict[tuple[int, bool], dict[int, tuple[float, float]]] = {}
+    print("samples/s and samples/CPU-s (the ratio is of the latter, robust to the other runs' load):")
     with tempfile.TemporaryDirectory(prefix="gozero-bench-loader-") as tmp:
         for size, is_selfplay in kinds:
             label = f"{size}x{size} {'self-play' if is_selfplay else 'SGF'}"
@@ -158,12 +170,13 @@ def main() -> None:
             rates[size, is_selfplay] = {w: delivered_rate(dataset, args.batch_size, args.batches, w, is_selfplay)
                                         for w in (0, *args.workers)}
             row = rates[size, is_selfplay]
-            sides = "  ".join(f"{w} worker{'s' * (w > 1)} {row[w]:9,.0f} ({row[w] / row[0]:.2f}x)" for w in args.workers)
-            print(f"{label:15} in-process {row[0]:9,.0f} samples/s  {sides}")
+            sides = "  ".join(f"{w} worker{'s' * (w > 1)} {row[w][0]:8,.0f} {row[w][1]:8,.0f} ({row[w][1] / row[0][1]:.2f}x)"
+                              for w in args.workers)
+            print(f"{label:15} in-process {row[0][0]:8,.0f} {row[0][1]:8,.0f}  {sides}")
     report_nets(rates)
 
 
-def report_nets(rates: dict[tuple[int, bool], dict[int, float]]) -> None:
+def report_nets(rates: dict[tuple[int, bool], dict[int, tuple[float, float]]]) -> None:
     """The nets' step rates here, the GPU projection, and each against the best loader rate."""
     print("training steps (DualNet, batch 256, this CPU) and the GPU projection (H100 bf16, "
           f"{UTILISATION[0]:.0%}-{UTILISATION[1]:.0%} of {H100_BF16_DENSE / 1e12:.0f} TFLOP/s; PROJECTION):")
@@ -171,13 +184,14 @@ def report_nets(rates: dict[tuple[int, bool], dict[int, float]]) -> None:
         for size in sizes:
             flops = STEP_FLOPS_PER_FORWARD * forward_flops(name, size)
             low, high = (u * H100_BF16_DENSE / flops for u in UTILISATION)
-            best = max(rates[size, True].values())  # self-play rows: the zero loop's data
+            best = max(wall for wall, _ in rates[size, True].values())  # self-play rows: the zero loop's data
             here = f"{step_rate(name, size):8,.0f} samples/s here" if name != "full" else " " * 23
             print(f"  {name:5} {size:2}x{size:<2} {flops / 1e6:8,.0f} MFLOP/sample  {here}  GPU {low:10,.0f}-{high:10,.0f} "
                   f"samples/s  loader/GPU {best / high:.3f}-{best / low:.3f}")
     row = rates[19, True]
-    best = max((w for w in row if w), key=row.get)
-    print(f"loader: best_workers_vs_in_process={row[best] / row[0]:.3f} (19x19 self-play, {best} workers)")
+    best = max((w for w in row if w), key=lambda w: row[w][1])
+    print(f"loader: best_workers_vs_in_process={row[best][1] / row[0][1]:.3f} per CPU-second "
+          f"(19x19 self-play, {best} workers)")
 
 
 if __name__ == "__main__":
