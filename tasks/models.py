@@ -54,10 +54,8 @@ def load_net(uri: str | Path, data_dir: str | Path | None = None) -> GoNet:
 
 
 def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedModel:
-    """`load_net` with the version it resolved to (for self-play rows and match records). The
-    process's `NetEvaluator`s then keep their CPU conv-path choice in the data dir (`use_conv_cache`)."""
+    """`load_net` with the version it resolved to (for self-play rows and match records)."""
     text, data = str(uri), None if data_dir is None else str(data_dir)
-    use_conv_cache(data)
     if text.startswith("models:/") or "://" in text:
         return _load_registered(text, data)
     from storage.checkpoints import CONFIG_FILE
@@ -70,13 +68,18 @@ def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedMod
     return LoadedModel(_cached_net(text, data, stamp), str(path.resolve()))
 
 
-def use_conv_cache(data_dir: str | Path | None = None) -> None:
-    """Keep this process's measured CPU convolution-path choices in the data dir's cache file
-    (`gocore.nn.conv_paths`, `storage.conv_cache`): measured on the first start, read after."""
+def conv_path_for(net: GoNet, data_dir: str | Path | None = None) -> str:
+    """The fastest CPU convolution path for `net` on this machine, for `NetEvaluator(conv_path=...)`:
+    measured on the first start and kept in the data dir (`gocore.nn.conv_paths`,
+    `storage.conv_cache`); torch's default when a GPU will run the net."""
     from gocore.nn import conv_paths
+    from gocore.nn.device import choose_device
     from storage.conv_cache import JsonChoiceStore
 
-    conv_paths.use_store(JsonChoiceStore(layout.conv_cache_path(layout.data_dir(_path(data_dir)))))
+    if choose_device("auto").type != "cpu":
+        return conv_paths.DEFAULT_PATH
+    store = JsonChoiceStore(layout.conv_cache_path(layout.data_dir(data_dir)))
+    return conv_paths.choose_conv_path(net, store)
 
 
 def _load_registered(text: str, data: str | None) -> LoadedModel:

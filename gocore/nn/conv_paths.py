@@ -5,10 +5,9 @@ the `small` dual net, batch 64, one thread, ran 395 positions/s with oneDNN (`mk
 default) on an AMD EPYC (AVX2), 554 with oneDNN off (`native`) and 520 in `channels_last`, while
 an Intel Xeon (AVX-512) gave 2,917 with the default. So `choose_conv_path` times the paths on a
 copy of the net at start-up, once per (CPU model, torch version, net shape, threads), and keeps
-the answer in a `ChoiceStore`: a JSON file in the data dir, which the tasks layer installs
-(`use_store`, `storage.conv_cache`) when it loads a model, or `MemoryStore` for one process.
-`NetEvaluator(conv_path="auto")` asks here; off the CPU, or with no store installed, every path
-is torch's default.
+the answer in a `ChoiceStore`: the data dir's JSON file (`storage.conv_cache`; the tasks layer's
+`tasks.models.conv_path_for` passes it), or a `MemoryStore` for one process. A `NetEvaluator`
+takes the path it is given (`conv_path`); off the CPU every path is torch's default.
 
 The paths compute the same function: outputs agree to float32 rounding (not bit for bit, so a
 seed replays the same games only on one path, which the cache keeps fixed per machine).
@@ -54,22 +53,6 @@ class MemoryStore:
 
     def put(self, key: str, path: str, rates: dict[str, float]) -> None:
         self.choices[key] = path
-
-
-_store: list[ChoiceStore | None] = [None]  # none installed: "auto" is torch's default path
-
-
-def use_store(store: ChoiceStore | None) -> None:
-    """Keep later choices in `store` (the tasks layer installs the data dir's JSON file); None: none."""
-    _store[0] = store
-
-
-def auto_path(net: torch.nn.Module, device: torch.device) -> str:
-    """`choose_conv_path` with the installed store on the CPU; torch's default elsewhere, or when
-    no store is installed (a process that could not keep its choice would pick afresh each
-    start-up, and replay a seed differently from the next)."""
-    store = _store[0]
-    return choose_conv_path(net, store) if device.type == "cpu" and store is not None else DEFAULT_PATH
 
 
 def cpu_model() -> str:

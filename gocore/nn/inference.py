@@ -89,12 +89,12 @@ CPU_MAX_BATCH = 64  # positions per forward pass on the CPU (see the module doc)
 class NetEvaluator:
     """Priors and values from a policy net and a value net (the same DualNet, or AlphaGo's two).
     max_batch: positions per forward pass (default: `CPU_MAX_BATCH` on the CPU, all at once on a GPU);
-    conv_path: one of `conv_paths.CONV_PATHS`, or auto: on the CPU, the fastest path remembered in
-    the installed `conv_paths` store (measured on the first start), else torch's default."""
+    conv_path: the CPU convolution path, one of `conv_paths.CONV_PATHS` (`conv_paths.choose_conv_path`
+    finds this machine's fastest; tasks.models.conv_path_for keeps it in the data dir); ignored off the CPU."""
 
     def __init__(self, policy_net: torch.nn.Module | None, value_net: torch.nn.Module | None = None,
                  device: str = "auto", average_symmetries: bool = False, max_batch: int | None = None,
-                 conv_path: str = "auto"):
+                 conv_path: str = conv_paths.DEFAULT_PATH):
         if policy_net is None and value_net is None:
             raise ValueError("NetEvaluator needs a policy net, a value net, or a dual net")
         if max_batch is not None and max_batch < 1:
@@ -104,8 +104,7 @@ class NetEvaluator:
         self.policy_net = policy_net.to(self.device).eval() if policy_net is not None else None
         self.value_net = value_net.to(self.device).eval() if value_net is not None else None
         config = (policy_net or value_net).config
-        self.conv_path = conv_path if conv_path != "auto" else conv_paths.auto_path(policy_net or value_net,
-                                                                                   self.device)
+        self.conv_path = conv_path if self.device.type == "cpu" else conv_paths.DEFAULT_PATH
         for net in (self.policy_net, self.value_net):
             if net is not None:
                 conv_paths.prepare_net(net, self.conv_path)
