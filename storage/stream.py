@@ -120,7 +120,7 @@ class Batch:
     ownership: np.ndarray | None = None  # (B, N*N) float32 final owner, side to move's view; aux_targets only
     score: np.ndarray | None = None  # (B,) float32 final lead of the side to move in points (0 if unknown)
     aux_mask: np.ndarray | None = None  # (B,) float32 1 where the row has ownership and score targets
-    # True for a raw batch from worker processes (`storage.stream_workers`): planes (B, C, N, N) uint8,
+    # True for a raw batch (`workers` >= 1, `storage.stream_workers`): planes (B, C, N, N) uint8,
     # move, pi and ownership (int8) still in the stored frame, value int8; the consumer applies
     # `symmetry` and converts (gocore.nn.batch_device.batch_tensors does, on the device).
     symmetry_pending: bool = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from itertools import islice
 from pathlib import Path
 
@@ -72,7 +73,7 @@ def test_zero_one_and_two_workers_give_the_same_batches(sources: dict, kind: str
 def test_a_resumed_stream_with_workers_continues_where_the_in_process_one_was(sources: dict) -> None:
     factory = StreamFactory(sources["selfplay"], 24, ROW_DECODER, shuffle_buffer=150, seed=4,
                             random_symmetry=True, aux_targets=True)
-    workers = StreamFactory(**{**factory.__dict__, "loader_workers": 2})
+    workers = dataclasses.replace(factory, loader_workers=2)
     uninterrupted = tensors(list(islice(factory("train", 0), 9)))
     resumed = tensors(list(islice(workers("train", 5), 4)))
     assert_same(uninterrupted[5:], resumed)
