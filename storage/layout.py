@@ -8,6 +8,7 @@
     <data>/ratings/                  every game our players played, and the Elo ladder (storage.ratings)
     <data>/prefect/                  `gozero serve`'s Prefect server: its PREFECT_HOME and prefect.db
     <data>/serve/                    `gozero serve`'s lock and its children's logs
+    <data>/cache/conv_paths.json     the fastest CPU convolution path per net shape (storage.conv_cache)
 
 `<data>` is the explicit argument, else ``GOZERO_DATA``, else the per-user data directory the
 platform expects (`default_data_dir`: ``~/.local/share/gozero`` on Linux): never the working
@@ -126,3 +127,8 @@ def serve_lock(data: Path) -> Path:
 def serve_log(data: Path, child: str) -> Path:
     """The output of one process `gozero serve` started (`child`: e.g. prefect-server, worker, mlflow)."""
     return data / "serve" / f"{safe_name(child, 'log name')}.log"
+
+
+def conv_cache_path(data: Path) -> Path:
+    """This machine's measured convolution-path choices (`storage.conv_cache`)."""
+    return data / "cache" / "conv_paths.json"

@@ -8,7 +8,9 @@ interleaved, through a shuffle buffer, and yields `Batch`es of numpy arrays read
            ─ rows of the wrong split dropped (validation = a hash of game_id, never by position)
            ─ `storage.shuffle.ShuffleBuffer` (at most `shuffle_buffer` rows, still bit-packed)
            ─ batch: `RowDecoder` unpacks bits, optional random symmetry → float32 → prefetch queue
-             (with `aux_targets`, ownership and score targets too, masked where absent)
+             (with `aux_targets`, ownership and score targets too, masked where absent); with
+             `workers`, raw uint8 batches, symmetry left to the device, unpacked here or by worker
+             processes (`storage.stream_workers`, `gocore.nn.batch_device`), same rows in the same order
 
 Memory: the buffer's rows (packed: 173 bytes per agz17 9x9 row), the `interleave` row groups
 being read, and `prefetch` decoded batches; never the dataset. Everything is a function of
@@ -27,6 +29,7 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -39,6 +42,7 @@ import pyarrow.parquet as pq
 from storage.datasets import DatasetError, shard_paths
 from storage.schemas import PI_DTYPE
 from storage.shuffle import ShuffleBuffer, is_validation
+from storage.stream_workers import decode_raw, open_pool, pi_from_bytes
 
 SPLITS = ("train", "val")
 DEFAULT_SHUFFLE_BUFFER = 32_768  # rows; ~5.7 MB packed for agz17 9x9, ~25 MB for 19x19
@@ -71,14 +75,7 @@ def decode_pi(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
     if isinstance(column, pa.ChunkedArray):
         column = column.combine_chunks()
     width = pc.binary_length(column)[0].as_py() if len(column) else 0
-    return _pi_from_bytes(fixed_width_rows(column, width))
-
-
-def _pi_from_bytes(rows: np.ndarray) -> np.ndarray:
-    """(R, 2M) uint8 rows of float16 → (R, M) float32, each nonzero row summing to 1."""
-    pi = np.ascontiguousarray(rows).view(PI_DTYPE).astype(np.float32)  # (R, M)
-    total = pi.sum(axis=1, keepdims=True)
-    return np.divide(pi, total, out=pi, where=total > 0)
+    return pi_from_bytes(fixed_width_rows(column, width))
 
 
 def fixed_width_rows(array: pa.Array, width: int) -> np.ndarray:
@@ -117,12 +114,16 @@ class Batch:
     move: np.ndarray  # (B,) int64: the expert move (SGF) or the most visited (self-play); pass = N*N
     value: np.ndarray  # (B,) float32 z: +1 the side to move won, -1 lost, 0 jigo/unknown
     pi: np.ndarray | None  # (B, N*N+1) float32 search distribution; None for SGF data
-    symmetry: np.ndarray  # (B,) int8 symmetry applied at read time (0 without random_symmetry)
+    symmetry: np.ndarray  # (B,) int8 symmetry applied at read time (0 without random_symmetry), or still to apply
     game_id: np.ndarray | None = None  # (B,) str, only with ids=True
     move_number: np.ndarray | None = None  # (B,) int64, only with ids=True
     ownership: np.ndarray | None = None  # (B, N*N) float32 final owner, side to move's view; aux_targets only
     score: np.ndarray | None = None  # (B,) float32 final lead of the side to move in points (0 if unknown)
     aux_mask: np.ndarray | None = None  # (B,) float32 1 where the row has ownership and score targets
+    # True for a raw batch (`workers` >= 1, `storage.stream_workers`): planes (B, C, N, N) uint8,
+    # move, pi and ownership (int8) still in the stored frame, value int8; the consumer applies
+    # `symmetry` and converts (gocore.nn.batch_device.batch_tensors does, on the device).
+    symmetry_pending: bool = False
 
     def __len__(self) -> int:
         return len(self.move)
@@ -162,13 +163,15 @@ class BatchStream:
                  val_percent: int = 5, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: int = 0,
                  random_symmetry: bool = False, prefetch: int = 2, epochs: int | None = None,
                  skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
-                 drop_last: bool = False, ids: bool = False, aux_targets: bool = False):
+                 drop_last: bool = False, ids: bool = False, aux_targets: bool = False, workers: int = 0):
         """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
         decoder: the Go side of rows (tasks.rows.ROW_DECODER); aux_targets: batches carry
-        ownership, score and aux_mask (rows without targets, and older shards', masked out)."""
-        if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0:
+        ownership, score and aux_mask (rows without targets, and older shards', masked out);
+        workers: 0 = decode here (numpy symmetry, float32); 1 = raw batches (uint8, symmetry left to the
+        consumer's device) decoded here; n >= 2 = raw batches decoded by n processes (`stream_workers`)."""
+        if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0 or workers < 0:
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
-                             f"batch_size={batch_size} prefetch={prefetch}")
+                             f"batch_size={batch_size} prefetch={prefetch} workers={workers}")
         paths = shard_paths(Path(source)) if isinstance(source, (str, Path)) else [Path(p) for p in source]
         self.shards = [s for s in map(_open_shard, paths) if s is not None]
         if len({(s.encoder, s.size, s.is_selfplay) for s in self.shards}) > 1:
@@ -178,7 +181,7 @@ class BatchStream:
         self.random_symmetry, self.prefetch, self.epochs = random_symmetry, prefetch, epochs
         self.skip_batches, self.interleave, self.read_rows = skip_batches, interleave, read_rows
         self.drop_last, self.ids, self.decoder = drop_last, ids, decoder
-        self.aux_targets = aux_targets
+        self.aux_targets, self.workers = aux_targets, workers
         self.peak_buffered_rows = 0  # the most rows the shuffle buffer held (memory check)
 
     @property
@@ -187,6 +190,8 @@ class BatchStream:
         return bool(self.shards) and self.shards[0].is_selfplay
 
     def __iter__(self) -> Iterator[Batch]:
+        if self.workers > 1:
+            return self._decoded_by_pool()
         if self.prefetch == 0:
             return self._batches()
         return self._prefetched()
@@ -267,24 +272,38 @@ class BatchStream:
         while len(buffer) >= self.batch_size or (len(buffer) and not self.drop_last):
             yield buffer.take(min(self.batch_size, len(buffer)))
 
-    def _batches(self, stop: threading.Event | None = None) -> Iterator[Batch]:
-        """Decoded batches after the first `skip_batches` (those are drawn but not decoded)."""
+    def _batches(self, stop: threading.Event | None = None,
+                 pool: ProcessPoolExecutor | None = None) -> Iterator[Batch | Future]:
+        """Decoded batches after the first `skip_batches` (those are drawn but not decoded); with
+        `workers`, raw ones, and with a `pool` futures of raw ones, in the same order."""
+        shard = self.shards[0] if self.shards else None
         for index, rows in enumerate(self._row_batches()):
             if stop is not None and stop.is_set():
                 return
-            if index >= self.skip_batches:
+            if index < self.skip_batches:
+                continue
+            if not self.workers:
                 yield self._decode(rows, index)
+                continue
+            job = (self.decoder, shard.encoder, shard.size, shard.is_selfplay, self.aux_targets, rows,
+                   self._symmetries(index, len(rows["planes"])))
+            yield pool.submit(decode_raw, *job) if pool else Batch(**decode_raw(*job), symmetry_pending=True)
+
+    def _symmetries(self, index: int, rows: int) -> np.ndarray:
+        """(rows,) int64: batch `index`'s random symmetries, zeros without random_symmetry."""
+        if not self.random_symmetry:
+            return np.zeros(rows, dtype=np.int64)
+        # Seeded by batch index, not drawn in sequence, so skipped batches cost no draws.
+        return np.random.default_rng([self.seed, 2, index]).integers(0, 8, rows)
 
     def _decode(self, rows: dict[str, np.ndarray], index: int) -> Batch:
         """Unpack bits to float32 planes; apply this batch's random symmetries if asked."""
         shard = self.shards[0]
         planes = self.decoder.unpack(rows["planes"], shard.encoder, shard.size)  # (B, C, N, N)
-        pi = _pi_from_bytes(rows["pi"]) if shard.is_selfplay else None  # (B, N*N+1)
+        pi = pi_from_bytes(rows["pi"]) if shard.is_selfplay else None  # (B, N*N+1)
         move = pi.argmax(axis=1) if pi is not None else rows["move"]  # (B,)
-        symmetries = np.zeros(len(move), dtype=np.int64)
+        symmetries = self._symmetries(index, len(move))
         if self.random_symmetry:
-            # Seeded by batch index, not drawn in sequence, so skipped batches cost no draws.
-            symmetries = np.random.default_rng([self.seed, 2, index]).integers(0, 8, len(move))
             planes, move, pi = self.decoder.transform(planes, move, pi, symmetries, shard.size)
         aux = {}
         if self.aux_targets:
@@ -298,17 +317,26 @@ class BatchStream:
                      value=rows["value"].astype(np.float32), pi=pi, symmetry=symmetries.astype(np.int8),
                      game_id=rows.get("game_id"), move_number=rows.get("move_number"), **aux)
 
-    def _prefetched(self) -> Iterator[Batch]:
-        """`_batches` made by a background thread, at most `prefetch` batches ahead."""
-        ready: queue.Queue = queue.Queue(maxsize=self.prefetch)
+    def _decoded_by_pool(self) -> Iterator[Batch]:
+        """Raw batches decoded by `workers` processes, drawn by the prefetch thread as always."""
+        pool = open_pool(self.workers)
+        try:
+            yield from self._prefetched(pool)
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _prefetched(self, pool: ProcessPoolExecutor | None = None) -> Iterator[Batch]:
+        """`_batches` made by a background thread, at most `prefetch` batches ahead (with a pool,
+        `prefetch` + `workers` batches in flight, so that every worker has one)."""
+        ready: queue.Queue = queue.Queue(maxsize=self.prefetch + (self.workers if pool is not None else 0))
         stop = threading.Event()
-        thread = threading.Thread(target=self._fill, args=(ready, stop), daemon=True, name="batch-stream")
+        thread = threading.Thread(target=self._fill, args=(ready, stop, pool), daemon=True, name="batch-stream")
         thread.start()
         try:
             while (item := ready.get()) is not _END:
                 if isinstance(item, BaseException):
                     raise item
-                yield item
+                yield Batch(**item.result(), symmetry_pending=True) if isinstance(item, Future) else item
         finally:
             stop.set()
             while thread.is_alive():  # unblock a producer waiting on a full queue
@@ -317,9 +345,9 @@ class BatchStream:
                 except queue.Empty:
                     pass
 
-    def _fill(self, ready: queue.Queue, stop: threading.Event) -> None:
+    def _fill(self, ready: queue.Queue, stop: threading.Event, pool: ProcessPoolExecutor | None = None) -> None:
         try:
-            for batch in self._batches(stop):
+            for batch in self._batches(stop, pool):
                 if not _put(ready, batch, stop):
                     return
             _put(ready, _END, stop)
@@ -358,6 +386,7 @@ class StreamFactory:
     random_symmetry: bool = False  # random dihedral symmetry per train row (un-augmented data)
     prefetch: int = 2  # batches decoded ahead by a background thread
     aux_targets: bool = False  # batches carry ownership, score and aux_mask (nets with aux heads)
+    loader_workers: int = 0  # 0: decode here; 1: raw batches (symmetry on the device); n >= 2: n decoding processes
 
     def __call__(self, split: str, skip_batches: int = 0) -> BatchStream:
         is_train = split == "train"
@@ -366,4 +395,5 @@ class StreamFactory:
                            shuffle_buffer=self.shuffle_buffer if is_train else 4 * self.batch_size,
                            seed=self.seed, random_symmetry=self.random_symmetry and is_train,
                            prefetch=self.prefetch, epochs=None if is_train else 1,
-                           skip_batches=skip_batches, aux_targets=self.aux_targets)
+                           skip_batches=skip_batches, aux_targets=self.aux_targets,
+                           workers=self.loader_workers if is_train else 0)

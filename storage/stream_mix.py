@@ -35,7 +35,8 @@ def _mixed(first: BatchStream, second: BatchStream) -> Iterator[Batch]:
 
 def join_batches(a: Batch, b: Batch) -> Batch:
     """Rows of `a` then `b` as one batch; a side without search distributions (expert rows) gets
-    one-hot ones on its move, and auxiliary targets are joined when both carry them."""
+    one-hot ones on its move, and auxiliary targets are joined when both carry them. Raw batches
+    (`symmetry_pending`) join raw ones: a one-hot pi on a stored-frame move moves with its row."""
     moves = a.pi.shape[1] if a.pi is not None else b.pi.shape[1] if b.pi is not None else None
 
     def pi_of(batch: Batch) -> np.ndarray | None:
@@ -49,8 +50,10 @@ def join_batches(a: Batch, b: Batch) -> Batch:
         left, right = getattr(a, name), getattr(b, name)
         return None if left is None or right is None else np.concatenate([left, right])
 
+    if a.symmetry_pending != b.symmetry_pending:
+        raise ValueError("cannot join a raw batch (symmetry pending) with a decoded one")
     pis = [pi_of(a), pi_of(b)]
     return Batch(planes=np.concatenate([a.planes, b.planes]), move=np.concatenate([a.move, b.move]),
                  value=np.concatenate([a.value, b.value]), pi=None if pis[0] is None else np.concatenate(pis),
-                 symmetry=np.concatenate([a.symmetry, b.symmetry]),
+                 symmetry=np.concatenate([a.symmetry, b.symmetry]), symmetry_pending=a.symmetry_pending,
                  **{name: joined(name) for name in ("game_id", "move_number", "ownership", "score", "aux_mask")})

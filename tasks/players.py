@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gocore.errors import GozeroError
-from tasks.models import ModelError, load_model
+from tasks.models import ModelError, conv_path_for, load_model
 
 if TYPE_CHECKING:  # the engine loads with the first player built: `gozero --help` stays fast
     from gocore.play.match import GtpAgent
@@ -274,7 +274,7 @@ def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Pla
 
     net = _net(spec, settings, data)
     size, family = net.config.board_size, net.config.family
-    evaluator = NetEvaluator(net)
+    evaluator = NetEvaluator(net, conv_path=conv_path_for(net, data))
     sampled = size * size // 12 if settings.sample_opening else 0  # as search samples its opening
     if family in ("policy", "rl"):
         return Player(spec, family, lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed, sampled_moves=sampled),
@@ -311,7 +311,7 @@ def _alphago_player(parsed: PlayerSpec, settings: PlayerSettings, data: Path | N
     simulations = parsed.number or settings.sims
     config = mcts.ALPHAGO.replace(simulations=simulations, resign_threshold=settings.resign_threshold,
                                   temperature_moves=None if settings.sample_opening else 0)
-    evaluator = NetEvaluator(policy_net=policy, value_net=value)
+    evaluator = NetEvaluator(policy_net=policy, value_net=value, conv_path=conv_path_for(policy, data))
     return Player(parsed.text, f"alphago-{simulations}",
                   lambda seed: AlphaGoAgent(evaluator, config, seed=seed, rollout_policy=rollouts),
                   board_size=settings.size)

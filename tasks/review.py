@@ -17,7 +17,7 @@ from gocore.errors import GozeroError
 from gocore.rules import sgf, sgf_read
 from gocore.search.review import MoveReview, ReviewSettings, annotate, review_game
 from storage.reviews import ReviewPaths, review_paths, write_review
-from tasks.models import ModelError, default_model_uri, load_model
+from tasks.models import ModelError, conv_path_for, default_model_uri, load_model
 from tasks.sizes import size_of
 
 
@@ -61,7 +61,7 @@ def review_sgf(game: Path, model: str | None = None, settings: ReviewSettings = 
                           f"{game} is a {record.size}x{record.size} game")
     if config.family != "dual":
         raise ReviewError(f"{loaded.version} is a {config.family} net: a review needs a dual net (policy and value)")
-    evaluator = NetEvaluator(loaded.net)
+    evaluator = NetEvaluator(loaded.net, conv_path=conv_path_for(loaded.net, data))
     reviews = review_game(evaluator, positions, record.moves, settings, on_progress)
     first = reviews[0].before if reviews else None
     first_black = 0.5 if first is None else first.winrate if first.position.to_play == 1 else 1 - first.winrate

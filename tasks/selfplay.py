@@ -35,7 +35,7 @@ from gocore.search.gumbel import root_search
 from gocore.search.mcts import SELFPLAY
 from gocore.search.selfplay import SelfPlayBatch, SelfPlayConfig, play
 from storage import selfplay as selfplay_files
-from tasks.models import ModelError, load_model
+from tasks.models import ModelError, conv_path_for, load_model
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -222,7 +222,7 @@ def load_evaluator(model_uri: str, size: int, data_dir: str | None,
     if net.config.board_size != size:
         raise SelfPlayError(f"{model_uri} plays {net.config.board_size}x{net.config.board_size}, "
                             f"not {size}x{size}")
-    evaluator = NetEvaluator(net)
+    evaluator = NetEvaluator(net, conv_path=conv_path_for(net, data_dir))
     return evaluator, version, evaluator.encoder
 
 

@@ -321,11 +321,13 @@ def _streams(facts: DatasetFacts, config: TrainConfig, aux_targets: bool = False
     train batch from the expert dataset."""
     rows = 0 if expert is None else expert.rows_per_batch(config.batch_size)
     main = StreamFactory(facts.path, config.batch_size - rows, ROW_DECODER, seed=config.seed,
-                         random_symmetry=facts.augment != "all8", aux_targets=aux_targets)
+                         random_symmetry=facts.augment != "all8", aux_targets=aux_targets,
+                         loader_workers=config.loader_workers)
     if expert is None:
         return main
     mixed = StreamFactory(expert.facts.path, rows, ROW_DECODER, seed=config.seed + 1,
-                          random_symmetry=expert.facts.augment != "all8", aux_targets=aux_targets)
+                          random_symmetry=expert.facts.augment != "all8", aux_targets=aux_targets,
+                          loader_workers=config.loader_workers)
     return MixedStreamFactory(main, mixed)
 
 

@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from gocore.nn import features
+from gocore.nn import conv_paths, features
 from gocore.nn.aux_heads import ownership_from_logits, score_in_points
 from gocore.nn.device import autocast_context, choose_device
 from gocore.rules import symmetry
@@ -88,10 +88,13 @@ CPU_MAX_BATCH = 64  # positions per forward pass on the CPU (see the module doc)
 
 class NetEvaluator:
     """Priors and values from a policy net and a value net (the same DualNet, or AlphaGo's two).
-    max_batch: positions per forward pass (default: `CPU_MAX_BATCH` on the CPU, all at once on a GPU)."""
+    max_batch: positions per forward pass (default: `CPU_MAX_BATCH` on the CPU, all at once on a GPU);
+    conv_path: the CPU convolution path, one of `conv_paths.CONV_PATHS` (`conv_paths.choose_conv_path`
+    finds this machine's fastest; tasks.models.conv_path_for keeps it in the data dir); ignored off the CPU."""
 
     def __init__(self, policy_net: torch.nn.Module | None, value_net: torch.nn.Module | None = None,
-                 device: str = "auto", average_symmetries: bool = False, max_batch: int | None = None):
+                 device: str = "auto", average_symmetries: bool = False, max_batch: int | None = None,
+                 conv_path: str = conv_paths.DEFAULT_PATH):
         if policy_net is None and value_net is None:
             raise ValueError("NetEvaluator needs a policy net, a value net, or a dual net")
         if max_batch is not None and max_batch < 1:
@@ -101,6 +104,10 @@ class NetEvaluator:
         self.policy_net = policy_net.to(self.device).eval() if policy_net is not None else None
         self.value_net = value_net.to(self.device).eval() if value_net is not None else None
         config = (policy_net or value_net).config
+        self.conv_path = conv_path if self.device.type == "cpu" else conv_paths.DEFAULT_PATH
+        for net in (self.policy_net, self.value_net):
+            if net is not None:
+                conv_paths.prepare_net(net, self.conv_path)
         self.encoder, self.size = config.encoder or "agz17", config.board_size
         self.average_symmetries = average_symmetries
         is_aux_dual = policy_net is not None and bool(getattr(policy_net.config, "aux_heads", False))
@@ -150,8 +157,9 @@ class NetEvaluator:
         """(logits (B, N*N+1), values (B,), ownership (B, N*N) or None, score (B,) points or None)
         for planes in one symmetry frame; ownership and score only with `aux`."""
         batch = torch.from_numpy(np.ascontiguousarray(planes)).to(self.device).float()  # (B, C, N, N)
+        batch = conv_paths.prepare_input(batch, self.conv_path)
         logits = values = None
-        with autocast_context(self.device):
+        with autocast_context(self.device), conv_paths.conv_context(self.conv_path):
             if aux:  # a DualNet with aux heads, alone (has_ownership)
                 out = self.policy_net(batch, aux=True)
                 ownership = ownership_from_logits(out.ownership.float()).cpu().numpy()

@@ -41,8 +41,8 @@ import numpy as np
 import torch
 
 from gocore.errors import GozeroError
-from gocore.nn.aux_heads import AUX_KEYS
-from gocore.nn.device import autocast_context, choose_device, pin_if_cuda, to_device
+from gocore.nn.batch_device import batch_tensors
+from gocore.nn.device import autocast_context, choose_device
 from gocore.nn.losses import has_aux_heads, loss_terms
 from gocore.nn.nets import GoNet
 
@@ -50,7 +50,8 @@ OBJECTIVES = ("policy", "value", "dual")
 OPTIMIZERS = ("sgd", "adamw")
 LR_SCHEDULES = ("steps", "cosine")
 # Fields a resumed run may change: they do not alter the batches or the update of any step.
-RESUMABLE_CHANGES = ("steps", "checkpoint_every", "val_every", "val_batches", "log_every", "device", "compile")
+RESUMABLE_CHANGES = ("steps", "checkpoint_every", "val_every", "val_batches", "log_every", "device", "compile",
+                     "loader_workers")
 
 
 class TrainError(GozeroError, ValueError):
@@ -82,6 +83,7 @@ class TrainConfig:
     val_every: int = 1000  # steps between validation passes (and at the last step); 0 = never
     val_batches: int = 50  # batches per validation pass at most
     log_every: int = 50  # steps between training-metric reports (and at the last step)
+    loader_workers: int = 0  # 0 numpy symmetry; 1 uint8 batches, symmetry on the device; n >= 2 n decoding processes
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
@@ -91,8 +93,9 @@ class TrainConfig:
             (self.steps < 1 or self.batch_size < 1, "steps and batch_size must be >= 1"),
             (not self.lr > 0, "lr must be > 0"),
             (any(not 0 < f < 1 for f in self.lr_steps), "lr_steps are fractions in (0, 1)"),
-            (min(self.checkpoint_every, self.val_every, self.val_batches) < 0 or self.log_every < 1,
-             "checkpoint_every, val_every, val_batches must be >= 0 and log_every >= 1"),
+            (min(self.checkpoint_every, self.val_every, self.val_batches, self.loader_workers) < 0
+             or self.log_every < 1, "checkpoint_every, val_every, val_batches, loader_workers must be >= 0 "
+             "and log_every >= 1"),
         ) if is_bad]
         if problems:
             raise TrainError("; ".join(problems))
@@ -123,7 +126,7 @@ PRESETS: dict[str, TrainConfig] = {"tiny": TINY, "small": SMALL, "full": FULL}
 class BatchLike(Protocol):
     """What the loop reads from a batch (`storage.stream.Batch` is one)."""
 
-    planes: np.ndarray  # (B, C, N, N) float32
+    planes: np.ndarray  # (B, C, N, N) float32, or uint8 with `symmetry_pending` (see `batch_device`)
     move: np.ndarray  # (B,) int64 target move (pass = N*N)
     value: np.ndarray  # (B,) float32 z for the side to move
     pi: np.ndarray | None  # (B, N*N+1) float32 target distribution, or None (one-hot on move)
@@ -204,15 +207,6 @@ def l2_term(net: torch.nn.Module, config: TrainConfig) -> float:
     """(c/2)‖θ‖², the L2 term that SGD's weight decay c minimises."""
     with torch.no_grad():
         return 0.5 * config.weight_decay * sum(float(p.square().sum()) for p in net.parameters())
-
-
-def batch_tensors(batch: BatchLike, device: torch.device) -> dict[str, torch.Tensor]:
-    """The batch's arrays as tensors on `device` (pinned first on CUDA, copied asynchronously)."""
-    arrays = {"planes": batch.planes, "move": batch.move, "value": batch.value, "pi": batch.pi,
-              **{key: getattr(batch, key, None) for key in AUX_KEYS}}
-    arrays = {name: array for name, array in arrays.items() if array is not None}
-    tensors = {name: pin_if_cuda(torch.from_numpy(np.asarray(a)), device) for name, a in arrays.items()}
-    return to_device(tensors, device)
 
 
 @torch.no_grad()

@@ -142,6 +142,20 @@ def test_a_killed_run_resumes_to_the_same_step_and_weights(dataset: Path, tmp_pa
         assert torch.equal(resumed.state_dict()[name], tensor), name
 
 
+def test_a_run_resumed_with_loader_workers_ends_with_the_in_process_weights(dataset: Path) -> None:
+    states: list[TrainState] = []
+    config = kill_test_config()
+    factory = StreamFactory(dataset, 16, ROW_DECODER, shuffle_buffer=512, seed=7, random_symmetry=True)
+    uninterrupted = tiny_net()
+    train(uninterrupted, factory, config, save_checkpoint=states.append)
+    with_workers = dataclasses.replace(config, loader_workers=2)  # a resumable change: same batches
+    resumed = tiny_net()
+    train(resumed, dataclasses.replace(factory, loader_workers=2), with_workers, resume=states[0])
+    assert states[0].step == 10
+    for name, tensor in uninterrupted.state_dict().items():
+        assert torch.equal(resumed.state_dict()[name], tensor), name
+
+
 def test_learning_rate_drops_after_each_fraction_of_the_steps() -> None:
     config = TrainConfig(steps=100, lr=0.1, lr_steps=(0.5, 0.75))
     rates = [learning_rate(config, step) for step in (1, 50, 51, 75, 76, 100)]

@@ -1,0 +1,147 @@
+"""Which convolution path runs a net fastest on this CPU: measured once, then remembered.
+
+torch has several CPU paths for the same convolutions, and which is fastest depends on the CPU:
+the `small` dual net, batch 64, one thread, ran 395 positions/s with oneDNN (`mkldnn`, torch's
+default) on an AMD EPYC (AVX2), 554 with oneDNN off (`native`) and 520 in `channels_last`, while
+an Intel Xeon (AVX-512) gave 2,917 with the default. So `choose_conv_path` times the paths on a
+copy of the net at start-up, once per (CPU model, torch version, net shape, threads), and keeps
+the answer in a `ChoiceStore`: the data dir's JSON file (`storage.conv_cache`; the tasks layer's
+`tasks.models.conv_path_for` passes it), or a `MemoryStore` for one process. A `NetEvaluator`
+takes the path it is given (`conv_path`); off the CPU every path is torch's default.
+
+The paths compute the same function: outputs agree to float32 rounding (not bit for bit, so a
+seed replays the same games only on one path, which the cache keeps fixed per machine).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import platform
+import time
+from collections.abc import Iterator
+from typing import Any, Protocol
+
+import torch
+
+CONV_PATHS = ("mkldnn", "native", "channels_last")  # torch's default, oneDNN off, NHWC memory layout
+DEFAULT_PATH = "mkldnn"
+MEASURE_BATCH = 64  # positions per timed forward pass (`inference.CPU_MAX_BATCH`)
+MARGIN = 1.05  # another path is chosen over torch's default only when this much faster
+
+
+class ChoiceStore(Protocol):
+    """Where choices are kept between start-ups: `get` returns None for an unknown key."""
+
+    def get(self, key: str) -> str | None:
+        """The path chosen for `key`, or None."""
+        ...
+
+    def put(self, key: str, path: str, rates: dict[str, float]) -> None:
+        """Remember `path` (and the measured positions/s of every path) for `key`."""
+        ...
+
+
+class MemoryStore:
+    """Choices for this process only."""
+
+    def __init__(self) -> None:
+        self.choices: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        return self.choices.get(key)
+
+    def put(self, key: str, path: str, rates: dict[str, float]) -> None:
+        self.choices[key] = path
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux /proc/cpuinfo), else what `platform` says."""
+    try:
+        with open("/proc/cpuinfo") as info:
+            for line in info:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown cpu"
+
+
+def choice_key(net: torch.nn.Module) -> str:
+    """What a choice depends on: CPU model, torch version, net shape and torch threads."""
+    config = net.config
+    shape = (f"{config.family} b{config.blocks}c{config.filters}v{config.value_hidden}{' aux' * config.aux_heads} "
+             f"{config.board_size}x{config.board_size}x{config.in_planes}")
+    return f"{cpu_model()} | torch {torch.__version__} | {shape} | {torch.get_num_threads()} threads"
+
+
+@contextlib.contextmanager
+def conv_context(path: str) -> Iterator[None]:
+    """The torch settings of `path` around a forward pass (oneDNN off for `native`). The switch
+    is process-wide while it lasts (torch has no per-thread one); evaluators of one net shape in one
+    process share a choice, so concurrent ones agree on it."""
+    if path != "native":
+        yield
+        return
+    previous = torch.backends.mkldnn.enabled
+    torch.backends.mkldnn.enabled = False  # not mkldnn.flags(): it also sets TF32 and warns on every call
+    try:
+        yield
+    finally:
+        torch.backends.mkldnn.enabled = previous
+
+
+def prepare_net(net: torch.nn.Module, path: str) -> torch.nn.Module:
+    """`net` in the memory layout of `path` (NHWC weights for `channels_last`), in place."""
+    if path not in CONV_PATHS:
+        raise ValueError(f"unknown conv path {path!r}; one of {CONV_PATHS}")
+    return net.to(memory_format=torch.channels_last) if path == "channels_last" else net
+
+
+def prepare_input(planes: torch.Tensor, path: str) -> torch.Tensor:
+    """(B, C, N, N) planes in the memory layout of `path`."""
+    return planes.contiguous(memory_format=torch.channels_last) if path == "channels_last" else planes
+
+
+@torch.inference_mode()
+def measure_paths(net: torch.nn.Module, batch: int = MEASURE_BATCH, rounds: int = 4) -> dict[str, float]:
+    """Positions/s of a forward pass of `net` (a copy per path, on the CPU) on each path: the best
+    of `rounds` rounds after a warm-up one, the paths' order rotating so that none always runs
+    first (other processes on the cores move single timings by tens of percent)."""
+    config = net.config
+    planes = (torch.rand(batch, config.in_planes, config.board_size, config.board_size) < 0.3).float()
+    models = {path: prepare_net(copy.deepcopy(net).cpu().eval(), path) for path in CONV_PATHS}
+    inputs = {path: prepare_input(planes, path) for path in CONV_PATHS}
+    best = dict.fromkeys(CONV_PATHS, float("inf"))
+    for index in range(rounds + 1):
+        for path in CONV_PATHS[index % 3:] + CONV_PATHS[:index % 3]:
+            with conv_context(path):
+                started = time.perf_counter()
+                models[path](inputs[path])
+                if index:  # round 0 is the warm-up (allocations, oneDNN primitives)
+                    best[path] = min(best[path], time.perf_counter() - started)
+    return {path: batch / seconds for path, seconds in best.items()}
+
+
+def fastest_path(rates: dict[str, float]) -> str:
+    """The fastest path, if it beats torch's default by `MARGIN`; else the default (a choice made
+    on noise would stay in the cache)."""
+    fastest = max(rates, key=rates.get)
+    return fastest if rates[fastest] > MARGIN * rates[DEFAULT_PATH] else DEFAULT_PATH
+
+
+def choose_conv_path(net: torch.nn.Module, store: ChoiceStore) -> str:
+    """The fastest path for `net` on this CPU: the stored choice, else measured and stored."""
+    key = choice_key(net)
+    known = store.get(key)
+    if known in CONV_PATHS:
+        return known
+    rates = measure_paths(net)
+    chosen = fastest_path(rates)
+    store.put(key, chosen, rates)
+    return chosen
+
+
+def describe(rates: dict[str, Any]) -> str:
+    """`rates` as one line: path=positions/s, side by side."""
+    return "  ".join(f"{path}={float(rate):,.0f}/s" for path, rate in rates.items())
