@@ -41,7 +41,7 @@ def analysis(
         from gocore.nn.inference import NetEvaluator
         from gocore.play.analysis_server import AnalysisServer
         from gocore.play.gtp_analysis import visits_for_memory
-        from tasks.models import default_model_uri, load_model
+        from tasks.models import conv_path_for, default_model_uri, load_model
 
         use_threads(threads)
         with user_errors():
@@ -49,7 +49,8 @@ def analysis(
         board_size = loaded.net.config.board_size
         if given is not None and board_size != given:  # a model whose name did not say its size
             raise fail(f"--size {given} contradicts {loaded.version} ({board_size}x{board_size})")
-        server = AnalysisServer(NetEvaluator(loaded.net), board_size, visits, name=f"gozero ({loaded.version})",
+        evaluator = NetEvaluator(loaded.net, conv_path=conv_path_for(loaded.net, data_dir))
+        server = AnalysisServer(evaluator, board_size, visits, name=f"gozero ({loaded.version})",
                                 stdout=stdout, max_visits=visits_for_memory(tree_memory, board_size))
         try:
             server.serve(stdin)
