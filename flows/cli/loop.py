@@ -106,9 +106,10 @@ loop.__doc__ += "\n\n" + settings_epilog(LOOP, set(OPTIONS))  # typer shows the 
 
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
-             device: str, minutes: float | None = None) -> LoopSummary:
-    """The loop flow, with its table of generations redrawn from the records on disk (off a terminal:
-    one plain line per finished step, `StepLines`)."""
+             device: str, minutes: float | None = None, run: Callable[[], T] | None = None) -> T | LoopSummary:
+    """The loop flow (or `run`, a flow that runs the loop as a subflow), with the loop's table of
+    generations redrawn from the records on disk (off a terminal: one plain line per finished step,
+    `StepLines`)."""
     from flows.runtime import dask_scheduler
     from flows.zero_loop import generation_rows, run_zero_loop
     from storage import layout, loops
@@ -123,19 +124,21 @@ def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None,
     def records() -> list[dict]:
         return loops.read_steps(data, settings.loop)
 
-    def run() -> LoopSummary:
+    def run_flow() -> T | LoopSummary:
         with user_errors():
+            if run is not None:
+                return run()
             return run_zero_loop(settings, str(data), workers, dask_address, device, minutes=minutes)
 
     if not console.is_terminal:  # a pipe or a log: plain lines as steps finish, no table to cut short
-        return while_polling(run, StepLines(records()).print_new, records)
+        return while_polling(run_flow, StepLines(records()).print_new, records)
     try:
         with Live(generations_table(settings.loop, generation_rows(records())), console=console,
                   auto_refresh=False) as live:
             def redraw(current: list[dict]) -> None:
                 live.update(generations_table(settings.loop, generation_rows(current)), refresh=True)
 
-            return while_polling(run, redraw, records)
+            return while_polling(run_flow, redraw, records)
     finally:
         console.print()  # also after an interrupt: its line starts a line of its own
 
@@ -226,51 +229,22 @@ def run(
     """The main job: a short AlphaGo Zero loop on 9x9 (tiny net) from nothing to a promoted champion,
     then the evidence that it learned: the champion against generation 0 and random, and the ladder."""
     quiet_prefect(verbose)
+    from flows.main_job import main_job
     from flows.runtime import prefect_api
     from storage import layout
     from tasks.loop_presets import main_job_settings
-    from tasks.zero import loop_version
 
     settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)
-    with prefect_api():  # one Prefect API for the loop and the matches after it
-        summary = run_live(settings, data, workers, None, "auto", minutes)
-        first = loop_version(settings, data, 0)
-        if summary.champion is None or first is None:
-            raise fail(f"the loop has no champion or generation 0 in {data}")
-        if summary.champion == first.label:
-            raise fail(f"the loop's champion is still generation 0 ({first.label}): no generation was played or "
-                       f"promoted{f' in --minutes {minutes:g}' if minutes is not None else ''}, so there is "
-                       "nothing to show it learned")
-        champion_uri = f"models:/{summary.champion}"
-        with user_errors():
-            evidence = play_evidence(champion_uri, first.uri, eval_games, random_games, sims, data, workers)
-    console.print(evidence_line(summary.champion, f"generation 0 ({first.label})", evidence))
+    with prefect_api():  # one Prefect API for the flow and its subflows
+        result = run_live(settings, data, workers, None, "auto", minutes,
+                          run=lambda: main_job(settings, str(data), eval_games, random_games, workers, minutes))
+    console.print(evidence_line(result.champion, f"generation 0 ({result.first})", result.evidence))
     from flows.cli.ladder import ladder_table
     from tasks.ladder import Ladder, ladder_rows
 
     console.print(ladder_table(Ladder(9, ladder_rows(data, 9))))
     print_next_steps(data, settings.model_name)
-
-
-def play_evidence(champion_uri: str, first_uri: str, games: int, random_games: int, sims: int, data: Path,
-                  workers: int | None) -> dict:
-    """The champion against generation 0 (its summary is returned), then both against random (the
-    ladder's anchor); every game lands in the ratings table."""
-    from flows.evaluate import evaluate
-    from flows.runtime import artifact_key, task_runner
-
-    def match(black: str, white: str, count: int) -> dict:
-        name = artifact_key("run", black.removeprefix("models:/"), "vs", white.removeprefix("models:/"))
-        console.print(f"{black} against {white}: {count} games", soft_wrap=True)
-        return evaluate.with_options(task_runner=task_runner(workers))(black, white, count, sims, name, str(data),
-                                                                       parallel=workers)
-
-    summary = match(champion_uri, first_uri, games)
-    if random_games:
-        for player in (champion_uri, first_uri):
-            match(player, "random", random_games)
-    return summary
 
 
 def evidence_line(player: str, opponent: str, summary: dict) -> str:
