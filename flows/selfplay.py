@@ -30,7 +30,7 @@ from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, result
 from storage import layout
 from storage import selfplay as selfplay_files
 from tasks.models import local_model
-from tasks.selfplay import BatchResult, GameCounts, SelfPlaySettings, selfplay_games
+from tasks.selfplay import BatchResult, GameCounts, SelfPlaySettings, finished_batch, selfplay_games
 
 
 @dataclass(frozen=True)
@@ -86,9 +86,13 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
     progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),
                                         description=f"self-play games of generation {generation}")
-    futures = selfplay_games.map(unmapped(settings), [n for _, n in batches], unmapped(generation),
-                                 [s for s, _ in batches], unmapped(str(data)))
-    parts: list[BatchResult] = []
+    # batches a killed or finished run left on disk are read here: a rerun with nothing left to play
+    # sends no task to the workers (they would import torch only to find the batch done)
+    parts: list[BatchResult] = [done for seed, n in batches
+                                if (done := finished_batch(data, generation, seed, settings.recorded(n), run))]
+    todo = [(seed, n) for seed, n in batches if seed not in {part.seed for part in parts}]
+    futures = selfplay_games.map(unmapped(settings), [n for _, n in todo], unmapped(generation),
+                                 [s for s, _ in todo], unmapped(str(data))) if todo else []
     for part in results_as_completed(futures):
         parts.append(part)
         update_progress_artifact(progress, 100.0 * sum(p.counts.games for p in parts) / max(games, 1))
