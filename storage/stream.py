@@ -18,7 +18,7 @@ reading and drawing without decoding planes): that is how a resumed training run
 batches an uninterrupted one would have.
 
 storage knows bytes, not Go: the bits → planes step, the plane and move symmetries and
-their width come from a `RowDecoder` the caller passes (tasks.rows.ROW_DECODER), as
+their width come from a `RowDecoder` the caller passes (tasks.app.rows.ROW_DECODER), as
 `storage.registry.load(build=...)` takes its net builder: once per batch, never per row.
 """
 
@@ -164,7 +164,7 @@ class BatchStream:
                  skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
                  drop_last: bool = False, ids: bool = False, aux_targets: bool = False):
         """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
-        decoder: the Go side of rows (tasks.rows.ROW_DECODER); aux_targets: batches carry
+        decoder: the Go side of rows (tasks.app.rows.ROW_DECODER); aux_targets: batches carry
         ownership, score and aux_mask (rows without targets, and older shards', masked out)."""
         if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0:
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
@@ -351,7 +351,7 @@ class StreamFactory:
 
     source: Path | tuple[Path, ...]  # dataset directory or shard files
     batch_size: int  # rows per batch
-    decoder: RowDecoder  # the Go side of rows: unpacking, symmetries (tasks.rows.ROW_DECODER)
+    decoder: RowDecoder  # the Go side of rows: unpacking, symmetries (tasks.app.rows.ROW_DECODER)
     val_percent: int = 5  # percent of games (by game_id hash) held out for validation
     shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER  # rows in the train shuffle buffer
     seed: int = 0  # data order and augmentation seed

@@ -21,7 +21,7 @@ from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_e
 from flows.cli.fields import declared_fields, settings_epilog
 
 if TYPE_CHECKING:
-    from tasks.alphago import AlphaGoSettings
+    from tasks.app.alphago_settings import AlphaGoSettings
 
 OPTIONS = ("size", "preset", "sl_steps", "rollout_steps", "games_per_iteration", "iterations", "snapshot_every",
            "value_games", "value_steps", "value_heldout_games", "check_games", "eval_games", "key_games", "eval_sims",
@@ -105,12 +105,12 @@ def _numbers(text: str | None) -> tuple[int, ...] | None:
 
 
 
-alphago.__doc__ += "\n\n" + settings_epilog(declared_fields("tasks.alphago", "AlphaGoSettings"), set(OPTIONS))
+alphago.__doc__ += "\n\n" + settings_epilog(declared_fields("tasks.app.alphago_settings", "AlphaGoSettings"), set(OPTIONS))
 
 def _settings(preset: str, size: int, dataset: str, name: str, changes: dict, items: list[str]) -> AlphaGoSettings:
     """The preset's settings with the options given, then the --set items."""
-    from tasks.alphago import PRESETS, AlphaGoSettings
-    from tasks.overrides import dataclass_changes
+    from tasks.app.alphago_settings import PRESETS, AlphaGoSettings
+    from tasks.app.overrides import dataclass_changes
 
     if preset not in PRESETS:
         raise fail(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")

@@ -35,7 +35,7 @@ def analysis(
     with protocol_streams() as (stdin, stdout):
         from gocore.nn.inference import NetEvaluator
         from gocore.play.analysis_server import AnalysisServer, visits_for_memory
-        from tasks.models import default_model_uri, load_model
+        from tasks.app.models import default_model_uri, load_model
 
         use_threads(threads)
         with user_errors():

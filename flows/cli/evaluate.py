@@ -57,8 +57,8 @@ def evaluate(
     from gocore.play.match import MatchConfig
     from gocore.play.ratings import SprtConfig
     from storage import layout, matches
+    from tasks.app.players import build_player, has_net
     from tasks.evaluate import MatchSettings
-    from tasks.players import build_player, has_net
 
     settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout)
     match_id = match_id or matches.default_match_id(black, white)

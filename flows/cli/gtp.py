@@ -24,7 +24,7 @@ from typing import Annotated
 import typer
 
 from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads
-from tasks.players import SPECS_HELP
+from tasks.app.players import SPECS_HELP
 
 
 def gtp(
@@ -51,7 +51,7 @@ def gtp(
         agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
     if agent is not None:  # a bad spec is refused before anything answers
         from gocore.errors import GozeroError
-        from tasks.players import parse_player
+        from tasks.app.players import parse_player
 
         try:
             parse_player(agent)
@@ -127,11 +127,11 @@ def _fail(message: str) -> typer.Exit:
 
 def _player(agent: str | None, model: str | None, size: int | None, komi: float, sims: int,
             data_dir: Path | None, threads: int | None):
-    """The `tasks.players` player of --agent, else of --model (default: the champion of --size);
+    """The `tasks.app.players` player of --agent, else of --model (default: the champion of --size);
     whatever refuses it becomes our one line."""
     from gocore.errors import GozeroError
-    from tasks.models import default_model_uri, load_net
-    from tasks.players import PlayerSettings, build_player, parse_player
+    from tasks.app.models import default_model_uri, load_net
+    from tasks.app.players import PlayerSettings, build_player, parse_player
 
     try:
         spec = agent or model or default_model_uri(size or 9)
@@ -153,7 +153,7 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
 
 def _model_label(spec: str, data_dir: Path | None) -> str:
     """A registered model as its version and ladder rank (GTP ``version``), else the spec."""
-    from tasks.models import model_strength
+    from tasks.app.models import model_strength
 
     return model_strength(spec, data_dir) or spec
 

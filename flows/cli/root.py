@@ -40,7 +40,7 @@ from flows.cli.selfplay import selfplay as selfplay_command
 from flows.cli.serve import serve as serve_command
 from flows.cli.strong import strong as strong_command
 from flows.cli.train import train_command
-from tasks.players import SPECS_HELP
+from tasks.app.players import SPECS_HELP
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
@@ -60,7 +60,7 @@ def play(
     from gocore.play.match import play_game
     from gocore.rules.coords import to_gtp
     from storage.layout import data_dir as resolve_data_dir
-    from tasks.players import PlayerSettings, build_player, has_net
+    from tasks.app.players import PlayerSettings, build_player, has_net
 
     settings = PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False)
     if sgf_out is not None and sgf_out.exists():

@@ -24,7 +24,7 @@ def strong(
     name: Annotated[str | None, typer.Option("--name", help="the run's name (default strong-<N>x<N>)")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="any recipe setting as name=value, e.g. "
                                                                  "preset=small, sl_steps=8000, anchors=gnugo-1;gnugo-5 "
-                                                                 "(tasks.strong.StrongSettings); repeatable")] = None,
+                                                                 "(tasks.app.strong.StrongSettings); repeatable")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="processes for games (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run the games on this Dask scheduler")] = None,
     device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
@@ -34,8 +34,8 @@ def strong(
     """Train the strongest net the budget allows: imitate GNU Go, then self-play with the gate on."""
     quiet_prefect(verbose)
     from storage import layout
-    from tasks.overrides import dataclass_changes
-    from tasks.strong import StrongSettings
+    from tasks.app.overrides import dataclass_changes
+    from tasks.app.strong import StrongSettings
 
     fields = {"size": size, "name": name or f"strong-{size}x{size}",
               **({"budget_cpu_hours": budget_cpu_hours} if budget_cpu_hours is not None else {})}

@@ -17,7 +17,7 @@ from gocore.errors import GozeroError
 from gocore.rules import sgf, sgf_read
 from gocore.search.review import MoveReview, ReviewSettings, annotate, review_game
 from storage.reviews import ReviewPaths, review_paths, write_review
-from tasks.models import ModelError, default_model_uri, load_model
+from tasks.app.models import ModelError, default_model_uri, load_model
 
 
 class ReviewError(GozeroError):
