@@ -99,7 +99,7 @@ def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
     if args.rollout_model:
-        from tasks.models import load_rollout_policy
+        from tasks.app.models import load_rollout_policy
 
         rollouts = load_rollout_policy(args.rollout_model, SIZE, args.data_dir)
     else:

@@ -7,7 +7,7 @@ For the `tiny` and `small` DualNets on 9x9 and the `small` one on 19x19 (untrain
 analysis call) on the same 64 positions from random games, on each path of
 `gocore.nn.conv_paths`, in rounds that rotate the order of the paths; each path keeps its best
 round. It also prints what `conv_paths.measure_paths` (the start-up measurement behind
-`tasks.models.conv_path_for`) finds and so would choose. The last line is
+`tasks.app.models.conv_path_for`) finds and so would choose. The last line is
 ``conv_paths: best_vs_default=<ratio> (small 9x9)``: which path wins depends on the CPU (`lscpu`).
 """
 

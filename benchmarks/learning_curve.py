@@ -4,7 +4,7 @@ minutes the loop had spent on learning when it was promoted, as a table and a PN
     python -m benchmarks.learning_curve [--generations 4] [--games 200] [--sims 16] [--rating-games 10]
                                         [--data-dir D [--loop L] [--every K]] [--png learning_curve.png]
 
-Runs `gozero run`'s loop (tasks.loop_presets.main_job_settings: 9x9, tiny net, gate off) in a fresh data
+Runs `gozero run`'s loop (tasks.app.loop_presets.main_job_settings: 9x9, tiny net, gate off) in a fresh data
 dir, or reads a finished one given with ``--data-dir`` (the loop ``--loop``, default ``run-9x9``).
 Every champion without ladder games (with ``--every K``, every K-th and the last: a long loop read
 with ``--data-dir`` has all its generations) is then rated by the ladder flow (`--rating-games` against each
@@ -45,8 +45,8 @@ def parse_args() -> argparse.Namespace:
 def curve_rows(data: Path, loop: str, size: int, cores: int, champions: dict[int, str] | None = None) -> list[dict]:
     """One row per generation of `loop` with a rated champion: generation, version, CPU minutes,
     self-play games, Elo and its standard error (`champions`: `loop_champions`, if already read)."""
-    from flows.zero_loop import loop_spend
     from storage import loops
+    from tasks.app.loop_view import loop_spend
     from tasks.ladder import ladder_rows
 
     records = loops.read_steps(data, loop)
@@ -69,7 +69,8 @@ def loop_champion(data: Path, loop: str, generation: int, size: int) -> str | No
     """The ladder name of the version `loop` promoted at `generation` (None if it promoted none; other
     loops of the data dir have their own)."""
     from storage import loops
-    from tasks.zero import LoopSettings, loop_version
+    from tasks.app.loop_settings import LoopSettings
+    from tasks.zero import loop_version
 
     if generation:
         promoted = loops.read_step(data, loop, generation, "promote")
@@ -125,8 +126,8 @@ def main() -> None:
     from flows.runtime import prefect_api, task_runner
     from flows.zero_loop import zero_loop
     from storage import loops
+    from tasks.app.loop_presets import main_job_settings
     from tasks.ladder import ladder_rows
-    from tasks.loop_presets import main_job_settings
 
     cores = args.workers or os.cpu_count() or 1
     with tempfile.TemporaryDirectory(prefix="gozero-bench-curve-") as temp, prefect_api():

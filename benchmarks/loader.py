@@ -60,7 +60,7 @@ from gocore.nn.nets import build_net, preset
 from storage import datasets
 from storage.schemas import rows_table, selfplay_table
 from storage.stream import StreamFactory
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 
 PLANES = 17
 H100_BF16_DENSE = 989e12  # FLOP/s, SXM, no sparsity

@@ -44,8 +44,9 @@ def play_alone(model: str, local: tuple[str, str], games: int, seed: int, data: 
     """One batch of self-play without Prefect (a pool worker), loading the model as the loop's
     workers do (from the `local` directory the parent resolved: no MLflow) and with a new loop's
     root search (`TECHNIQUE_DEFAULTS`), as the loop in `main` plays; its seconds."""
-    from tasks.selfplay import SelfPlaySettings, play_shard
-    from tasks.zero import TECHNIQUE_DEFAULTS
+    from tasks.app.loop_settings import TECHNIQUE_DEFAULTS
+    from tasks.app.selfplay_settings import SelfPlaySettings
+    from tasks.selfplay import play_shard
 
     start = time.perf_counter()
     settings = SelfPlaySettings(model, sims, size=size, run="alone", local_model=local,
@@ -124,8 +125,8 @@ def main() -> None:
     from flows.runtime import prefect_api
     from flows.zero_loop import zero_loop
     from storage import loops
-    from tasks.models import local_model
-    from tasks.zero import LoopSettings
+    from tasks.app.loop_settings import LoopSettings
+    from tasks.app.models import local_model
 
     with tempfile.TemporaryDirectory(prefix="gozero-bench-loop-") as temp, prefect_api():
         os.environ.pop("MLFLOW_TRACKING_URI", None)

@@ -90,7 +90,7 @@ def trained_weights(args: argparse.Namespace) -> tuple[np.ndarray, dict[str, flo
 def main(args: argparse.Namespace) -> None:
     scores: dict[str, float] = {}
     if args.model:
-        from tasks.models import load_rollout_policy
+        from tasks.app.models import load_rollout_policy
 
         weights = load_rollout_policy(args.model, SIZE, args.data_dir).weights
     elif args.dataset:

@@ -6,8 +6,8 @@
 1. Loop A (``strength-a``) and loop B (``strength-b``) run one after the other in one data dir, each
    with the same budget: it starts no new generation once it has spent ``--minutes`` wall minutes
    learning (flows/zero_loop.py ``minutes=``; the generation under way is finished). Both begin
-   from `tasks.loop_presets.main_job_settings` (``gozero run``'s loop: gate off, no ladder games inside)
-   with board size ``--size`` and every technique off (`tasks.zero.TECHNIQUES_OFF`, whatever the
+   from `tasks.app.loop_presets.main_job_settings` (``gozero run``'s loop: gate off, no ladder games inside)
+   with board size ``--size`` and every technique off (`tasks.app.loop_settings.TECHNIQUES_OFF`, whatever the
    defaults are); ``--a`` and ``--b`` change any `LoopSettings` field as
    ``name=value,...`` (booleans true/false, ``none`` for None), so options added to the loop later
    work here as they are.
@@ -75,16 +75,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def loop_changes(text: str) -> dict[str, Any]:
     """``"aux_heads=true,sims=32,warm_start=none"`` as typed `LoopSettings` changes; ValueError for an
     unknown field or a value of the wrong type."""
-    from tasks.overrides import dataclass_changes
-    from tasks.zero import LoopSettings
+    from tasks.app.loop_settings import LoopSettings
+    from tasks.app.overrides import dataclass_changes
 
     return dataclass_changes(LoopSettings, [text], split_commas=True)
 
 
 def loop_settings(args: argparse.Namespace) -> dict[str, Any]:
     """{loop name: LoopSettings} of loops A and B."""
-    from tasks.loop_presets import main_job_settings
-    from tasks.zero import TECHNIQUES_OFF
+    from tasks.app.loop_presets import main_job_settings
+    from tasks.app.loop_settings import TECHNIQUES_OFF
 
     quick = loop_changes(QUICK_LOOP) if args.quick else {}
     # every technique off unless --a / --b turn it on: an A/B means the same whatever the defaults are
@@ -111,8 +111,8 @@ def rate(planned: list[Planned], size: int, komi: float, sims: int, data: str, a
 
     from flows.ladder import play_matches
     from flows.runtime import StoppingProcessPool
+    from tasks.app.players import ladder_spec
     from tasks.ladder import LadderSettings, enter_ladder
-    from tasks.players import ladder_spec
 
     @flow(name="strength-matches", log_prints=True, task_runner=StoppingProcessPool())
     def strength_matches() -> None:
@@ -187,8 +187,8 @@ def champion_versions(data: Path, loop: str, size: int) -> list[str]:
 def report(args: argparse.Namespace, settings: dict[str, Any], data: Path, finals: dict[str, str], cores: int) -> None:
     """Print the verdict, the Elo, the budgets and the curve; log them with the PNG to MLflow."""
     from benchmarks.learning_curve import curve_rows, plot
-    from flows.zero_loop import loop_spend
     from storage import layout, loops, matches, runs
+    from tasks.app.loop_view import loop_spend
     from tasks.ladder import ladder_rows, match_id
 
     a, b = LOOPS

@@ -63,7 +63,7 @@ def recipe_champion(data: Path, name: str) -> tuple[str, int]:
 
     promoted = [int(r["generation"]) for r in loops.read_steps(data, name) if r["step"] == "promote" and r["promoted"]]
     if promoted:
-        from tasks.strong import StrongSettings
+        from tasks.app.strong import StrongSettings
         from tasks.zero import champion
 
         settings = StrongSettings(**{k: tuple(v) if isinstance(v, list) else v
@@ -75,7 +75,7 @@ def recipe_champion(data: Path, name: str) -> tuple[str, int]:
 def spent_until(data: Path, name: str, generation: int) -> float:
     """CPU hours the recipe spent learning up to `generation` (its records and its loop's)."""
     from storage import loops
-    from tasks.strong import recipe_spend
+    from tasks.app.strong import recipe_spend
 
     records = [*loops.read_steps(data, f"{name}-recipe"), *loops.read_steps(data, name)]
     return recipe_spend([r for r in records if int(r["generation"]) <= generation]).learning
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "ERROR")
     from storage import loops
-    from tasks.strong import StrongSettings
+    from tasks.app.strong import StrongSettings
     from tasks.strong_curve import curve_points
 
     rows = champion_rows(args)

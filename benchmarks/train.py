@@ -51,7 +51,7 @@ from gocore.search.agents import RandomAgent
 from storage import datasets, schemas
 from storage.memory_batches import InMemoryBatches
 from storage.stream import Batch, StreamFactory
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 
 SIZE = 9
 

@@ -31,9 +31,6 @@ from gocore.errors import GozeroError
 from gocore.nn.encode import EncodeOptions
 from storage import datasets, layout, loops
 from tasks.alphago import (
-    RESUMABLE,
-    STAGES,
-    AlphaGoSettings,
     check_value_net,
     play_value_batch,
     train_rollout_policy,
@@ -50,9 +47,10 @@ from tasks.alphago_eval import (
     round_robin,
     table_markdown,
 )
+from tasks.app.alphago_settings import RESUMABLE, STAGES, AlphaGoSettings
+from tasks.app.models import ModelRef
+from tasks.app.steps import Steps
 from tasks.reinforce import check_rl_policy, train_rl_policy
-from tasks.steps import Steps
-from tasks.zero import ModelRef
 
 STAGE = 0  # the "generation" of every stage record: the pipeline runs once
 NEEDS = {"sl": (), "rollout": (), "rl": ("sl",), "value": ("sl", "rl"), "eval": ("sl", "rl", "value")}
@@ -175,7 +173,7 @@ def _value(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]
 
 
 def _eval(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
-    from tasks.players import has_gnugo
+    from tasks.app.players import has_gnugo
 
     nets = {"policy": _model(settings, data, "sl"), "rl": _model(settings, data, "rl"),
             "value": _model(settings, data, "value")}

@@ -23,6 +23,7 @@ from flows.ladder import ladder_cells, play_matches
 from flows.runtime import StoppingProcessPool, artifact_key
 from gocore.errors import GozeroError
 from storage import layout
+from tasks.app.players import has_gnugo, parse_player
 from tasks.ladder import (
     ANCHOR,
     DEFAULT_ANCHORS,
@@ -34,7 +35,6 @@ from tasks.ladder import (
     publish_ladder,
     strength,
 )
-from tasks.players import has_gnugo, parse_player
 
 
 class NoChampionError(GozeroError):

@@ -21,10 +21,10 @@ from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, result
 from gocore.errors import GozeroError
 from gocore.nn.encode import EncodeOptions
 from storage import datasets, layout
+from tasks.app.sizes import resolve_size
 from tasks.download import download_source, expand_sources
 from tasks.encode import encode_shard, finalize_dataset, plan_shards
 from tasks.gnugo_games import gnugo_game_files, gnugo_source_of, plan_gnugo_games, play_gnugo_games
-from tasks.sizes import resolve_size
 
 
 @flow(name="ingest", log_prints=True, task_runner=StoppingProcessPool())

@@ -1,7 +1,7 @@
 """The main job (`gozero run`, `make run`): a short AlphaGo Zero loop, then the evidence it learned.
 
 One flow, like every other pipeline: the zero loop on the `run-9x9` named settings
-(tasks/loop_presets.py) as a subflow, then the champion against generation 0 and both against
+(tasks/app/loop_presets.py) as a subflow, then the champion against generation 0 and both against
 random (evaluate subflows, every game rated on the ladder). A rerun resumes: the loop continues
 where it stopped and each match plays only its missing games. `gozero run` shows it with the
 loop's live table; the Prefect UI shows the same runs.
@@ -19,8 +19,9 @@ from flows.runtime import artifact_key, task_runner
 from flows.zero_loop import zero_loop
 from gocore.errors import GozeroError
 from storage import layout
-from tasks.loop_presets import main_job_settings
-from tasks.zero import LoopSettings, loop_version
+from tasks.app.loop_presets import main_job_settings
+from tasks.app.loop_settings import LoopSettings
+from tasks.zero import loop_version
 
 
 class MainJobError(GozeroError):
@@ -43,7 +44,7 @@ def main_job(settings: LoopSettings | None = None, data_dir: str | None = None, 
     generation 0 (`eval_games`) and both against random (`random_games` each; 0: none).
 
     Args:
-        settings: The loop (default `tasks.loop_presets.main_job_settings()`: 9x9, tiny net, 4 generations).
+        settings: The loop (default `tasks.app.loop_presets.main_job_settings()`: 9x9, tiny net, 4 generations).
         data_dir: The data dir (default: $GOZERO_DATA, else the per-user one).
         eval_games: Games of the champion against generation 0.
         random_games: Games of the champion and of generation 0 against random (they anchor the ladder).

@@ -29,8 +29,9 @@ from prefect.artifacts import (
 from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, results_as_completed, task_runner
 from storage import layout
 from storage import selfplay as selfplay_files
-from tasks.models import local_model
-from tasks.selfplay import BatchResult, GameCounts, SelfPlaySettings, finished_batch, selfplay_games
+from tasks.app.models import local_model
+from tasks.app.selfplay_settings import SelfPlaySettings
+from tasks.selfplay import BatchResult, GameCounts, finished_batch, selfplay_games
 
 
 @dataclass(frozen=True)

@@ -10,7 +10,7 @@
     curve       Elo (anchored at the first anchor) against CPU hours in an MLflow run, GNU Go
                 levels as horizontal lines
 
-Every stage is a step (`tasks.steps`): a run killed at any moment and started again continues at
+Every stage is a step (`tasks.app.steps`): a run killed at any moment and started again continues at
 its first unfinished step, and a finished run given a larger `budget_cpu_hours` goes on. CPU is
 counted per step (this process and its finished children: pools, GNU Go); anchor games only
 measure and are reported beside the budget, not in it.
@@ -30,8 +30,8 @@ from flows.runtime import prefect_api, task_runner
 from flows.zero_loop import zero_loop
 from gocore.nn.encode import EncodeOptions
 from storage import layout, loops
-from tasks.steps import Steps
-from tasks.strong import RESUMABLE, StrongSettings, recipe_spend
+from tasks.app.steps import Steps
+from tasks.app.strong import RESUMABLE, StrongSettings, recipe_spend
 from tasks.strong_curve import publish_curve
 from tasks.train import dataset_facts, train_and_register
 from tasks.zero import champion

@@ -8,7 +8,7 @@ never through MLflow, torch or a Parquet file, so a command can check its --size
     dataset NAME                         its manifest's options.size
 
 Anything else (a URL, a local folder of SGF, ``models:/othername/2``) names no size: None.
-`tasks.sizes` puts these together for player specs and turns a contradiction into one line.
+`tasks.app.sizes` puts these together for player specs and turns a contradiction into one line.
 """
 
 from __future__ import annotations

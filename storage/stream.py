@@ -20,7 +20,7 @@ reading and drawing without decoding planes): that is how a resumed training run
 batches an uninterrupted one would have.
 
 storage knows bytes, not Go: the bits → planes step, the plane and move symmetries and
-their width come from a `RowDecoder` the caller passes (tasks.rows.ROW_DECODER), as
+their width come from a `RowDecoder` the caller passes (tasks.app.rows.ROW_DECODER), as
 `storage.registry.load(build=...)` takes its net builder: once per batch, never per row.
 """
 
@@ -165,7 +165,7 @@ class BatchStream:
                  skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
                  drop_last: bool = False, ids: bool = False, aux_targets: bool = False, workers: int = 0):
         """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
-        decoder: the Go side of rows (tasks.rows.ROW_DECODER); aux_targets: batches carry
+        decoder: the Go side of rows (tasks.app.rows.ROW_DECODER); aux_targets: batches carry
         ownership, score and aux_mask (rows without targets, and older shards', masked out);
         workers: 0 = decode here (numpy symmetry, float32); 1 = raw batches (uint8, symmetry left to the
         consumer's device) decoded here; n >= 2 = raw batches decoded by n processes (`stream_workers`)."""
@@ -379,7 +379,7 @@ class StreamFactory:
 
     source: Path | tuple[Path, ...]  # dataset directory or shard files
     batch_size: int  # rows per batch
-    decoder: RowDecoder  # the Go side of rows: unpacking, symmetries (tasks.rows.ROW_DECODER)
+    decoder: RowDecoder  # the Go side of rows: unpacking, symmetries (tasks.app.rows.ROW_DECODER)
     val_percent: int = 5  # percent of games (by game_id hash) held out for validation
     shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER  # rows in the train shuffle buffer
     seed: int = 0  # data order and augmentation seed

@@ -24,11 +24,11 @@ from prefect.cache_policies import NO_CACHE
 
 from gocore.play.match import MatchConfig
 from storage import layout, matches, ratings
-from tasks.alphago import AlphaGoSettings
+from tasks.app.alphago_settings import AlphaGoSettings
+from tasks.app.models import ModelRef
+from tasks.app.players import parse_player
 from tasks.evaluate import MatchSettings, finish_match, play_chunk, start_match
 from tasks.ladder import fit
-from tasks.players import parse_player
-from tasks.zero import ModelRef
 
 KEY_PAIRS = (("alphago", "sl"), ("alphago", "uct"))  # the pairs docs/alphago.md compares with the replication
 
@@ -118,7 +118,7 @@ def _pair_sims(settings: AlphaGoSettings, a: EvalPlayer, b: EvalPlayer) -> int:
 @task(cache_policy=NO_CACHE)
 def play_pair(match_dir: str, settings: MatchSettings) -> dict[str, Any]:
     """One match of the round robin, played to the end (games on disk are skipped); its summary."""
-    from tasks.players import has_net
+    from tasks.app.players import has_net
 
     if has_net((settings.black, settings.white)):
         from gocore.nn.device import set_threads

@@ -7,11 +7,11 @@ into chunks; `play_games` (mapped over workers) plays one chunk, writing every g
 table of the data dir (storage.ratings). The CLI's in-process mode calls the same functions
 (`start_match`, `play_chunk`, `is_decided`, `finish_match`) without Prefect.
 
-Each player's ladder name (`tasks.players.ladder_name`) is resolved when the match begins and
+Each player's ladder name (`tasks.app.players.ladder_name`) is resolved when the match begins and
 kept in match.json: ``models:/gozero-9x9@champion`` is recorded as the version it was then, and a
 match whose alias has moved since refuses to go on (it would play another net under the old name).
 
-Players are specs (`tasks.players`): random, uct-N, gnugo-L, gtp:COMMAND, models:/... or a model dir.
+Players are specs (`tasks.app.players`): random, uct-N, gnugo-L, gtp:COMMAND, models:/... or a model dir.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from gocore.play.match import RULES, MatchConfig, play_match
 from gocore.play.ratings import SprtConfig, sprt, summarize
 from gocore.rules import sgf
 from storage import layout, matches, ratings
-from tasks.players import PlayerSettings, build_player, has_net, ladder_name
+from tasks.app.players import PlayerSettings, build_player, has_net, ladder_name
 
 FAILURES = frozenset({"illegal-move", "timeout", "crash", "error"})  # lost by failing, not by play
 

@@ -26,11 +26,12 @@ from prefect.cache_policies import NO_CACHE
 from gocore.nn.nets import build_net
 from gocore.nn.reinforce import play_policy_games, reinforce_step
 from storage import checkpoints, layout, registry, run_dirs, runs
-from tasks.alphago import AlphaGoSettings, asdict_ref, stage_version
+from tasks.alphago import asdict_ref, stage_version
+from tasks.app.alphago_settings import AlphaGoSettings
+from tasks.app.models import ModelRef, load_net
 from tasks.evaluate import MatchSettings, finish_match, play_chunk, start_match
-from tasks.models import load_net, promote
+from tasks.promotion import promote
 from tasks.train import GPU_TAG, latest_checkpoint, log_history
-from tasks.zero import ModelRef
 
 KEEP_CHECKPOINTS = 2
 GATE = 0.55  # the RL policy becomes champion if it scores this much against the SL policy

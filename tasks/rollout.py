@@ -30,7 +30,7 @@ from gocore.nn.nets import NetConfig, RolloutPolicy, build_net
 from gocore.nn.rollout_training import Examples, RolloutTrainConfig, RolloutTrainError
 from storage import checkpoints, layout, registry, run_dirs, runs
 from storage.stream import BatchStream
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 from tasks.train import DatasetFacts, dataset_facts
 
 FEATURES_VERSION = "patterns-v1"  # part of the key: a change of features must not reuse old weights
@@ -152,7 +152,7 @@ def read_examples(facts: DatasetFacts, split: str, limit: int, seed: int) -> Exa
 @torch.no_grad()
 def policy_accuracy(uri: str, facts: DatasetFacts, limit: int, seed: int, data: str | Path | None = None) -> float:
     """Top-1 accuracy of a policy net on the held-out rows whose move is a rollout candidate."""
-    from tasks.models import load_net
+    from tasks.app.models import load_net
 
     net = load_net(uri, data).eval()
     names = get_encoder(facts.encoder).plane_names

@@ -1,9 +1,10 @@
 """Prefect task of self-play: one model plays a batch of games, written as one Parquet shard + SGF.
 
-`selfplay_games` (mapped over workers by flows/selfplay.py with one `SelfPlaySettings`) loads the
-model, plays `games` games in lockstep (`gocore.search.selfplay.play`: every search round of every
-game is one network batch) and writes them through `storage.selfplay` under
-``<data>/selfplay/gen=<k>/``: the games as SGF, the rows as a shard, and a sidecar, last.
+`selfplay_games` (mapped over workers by flows/selfplay.py with one `SelfPlaySettings`, declared in
+`tasks.app.selfplay_settings`) loads the model, plays `games` games in lockstep
+(`gocore.search.selfplay.play`: every search round of every game is one network batch) and writes
+them through `storage.selfplay` under ``<data>/selfplay/gen=<k>/``: the games as SGF, the rows as a
+shard, and a sidecar, last.
 
 A batch is named by (generation, seed): a rerun finds the sidecar and returns its counts
 without playing; the same (generation, seed) with other settings is refused, not overwritten.
@@ -35,7 +36,8 @@ from gocore.search.gumbel import root_search
 from gocore.search.mcts import SELFPLAY
 from gocore.search.selfplay import SelfPlayBatch, SelfPlayConfig, play
 from storage import selfplay as selfplay_files
-from tasks.models import ModelError, conv_path_for, load_model
+from tasks.app.models import ModelError, conv_path_for, load_model
+from tasks.app.selfplay_settings import SelfPlaySettings
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -45,55 +47,6 @@ UNIFORM = "uniform"
 
 class SelfPlayError(GozeroError, ValueError):
     """A self-play request that cannot be played as asked (model, board, or a conflicting rerun)."""
-
-
-FORCED_NEEDS_PUCT = ("forced playouts are a PUCT technique (Gumbel's sequential halving decides every root "
-                     "visit itself): add --search puct to --forced-playouts")
-
-
-@dataclasses.dataclass(frozen=True)
-class SelfPlaySettings:
-    """How every batch of a self-play run is played; mapped whole to the tasks."""
-
-    model: str  # models:/NAME/VERSION, models:/NAME@ALIAS, a model directory, or uniform
-    sims: int = 100  # search simulations per move
-    size: int = 9  # board size N
-    komi: float = 7.5  # komi of every game
-    encoder: str = "agz17"  # feature encoder of the rows for `uniform` (a net uses its own)
-    max_moves: int | None = None  # move cap per game (None: the search's default, 3*N*N)
-    resign_threshold: float | None = -0.9  # resign below this root value; None never
-    torch_threads: int | None = 1  # torch threads per task (pool workers share the cores); not recorded
-    run: str = ""  # a loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout)
-    local_model: tuple[str, str] | None = None  # (directory, version label) `model` resolved to by the
-    # flow (tasks.models.local_model): workers load it from there without MLflow; not recorded
-    full_search_prob: float = 1.0  # playout cap: share of moves searched with `sims` and recorded as rows
-    fast_sims: int | None = None  # playout cap: simulations of the other moves (None: sims // 4)
-    forced_playouts: bool = False  # KataGo's forced playouts and pruned policy targets
-    search: str = "puct"  # root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct
-    gumbel_scale: float = 1.0  # gumbel: sigma's c_scale (GumbelConfig); recorded unless 1.0
-    pass_when_settled: bool = False  # pass is a candidate once the board is settled (MCTSConfig); recorded if on
-
-    def __post_init__(self) -> None:
-        if self.forced_playouts and self.search == "gumbel":
-            raise ValueError(FORCED_NEEDS_PUCT)
-
-    def recorded(self, games: int) -> dict[str, Any]:
-        """What a batch's sidecar keeps of these settings (the search options only when on: older
-        sidecars still match); a rerun of the batch must match it."""
-        options: dict[str, Any] = {}
-        if self.full_search_prob < 1:
-            options.update(full_search_prob=self.full_search_prob, fast_sims=self.fast_sims)
-        if self.forced_playouts:
-            options["forced_playouts"] = True
-        if self.search != "puct":
-            options["search"] = self.search
-        if self.gumbel_scale != 1.0:
-            options["gumbel_scale"] = self.gumbel_scale
-        if self.pass_when_settled:
-            options["pass_when_settled"] = True
-        return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
-                "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold,
-                **options}
 
 
 @dataclasses.dataclass(frozen=True)

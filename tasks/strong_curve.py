@@ -15,10 +15,10 @@ from typing import Any
 
 from storage import loops, runs
 from storage.ratings import CURVE_PLOT_ARTIFACT, CurvePoint, plot_strength_curve
+from tasks.app.players import ladder_name
+from tasks.app.steps import Steps
+from tasks.app.strong import StrongSettings, recipe_spend
 from tasks.ladder import fit
-from tasks.players import ladder_name
-from tasks.steps import Steps
-from tasks.strong import StrongSettings, recipe_spend
 
 
 def curve_points(settings: StrongSettings, data: Path) -> tuple[list[CurvePoint], dict[str, float]]:

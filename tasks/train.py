@@ -42,7 +42,7 @@ from storage import selfplay as selfplay_files
 from storage.run_dirs import History
 from storage.stream import StreamFactory
 from storage.stream_mix import MixedStreamFactory
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 
 GPU_TAG = "gpu"  # on every training task: a concurrency limit of 1 on it (flows/deploy.py) keeps one per GPU
 OBJECTIVE_OF_FAMILY = {"policy": "policy", "value": "value", "dual": "dual"}
@@ -273,7 +273,7 @@ def latest_checkpoint(directory: Path) -> checkpoints.TrainingCheckpoint | None:
 
 def _start_from(net: Any, uri: str, data: Path) -> None:
     """Copy the weights of the model `uri` into `net`; TrainError if its architecture differs."""
-    from tasks.models import load_net
+    from tasks.app.models import load_net
 
     source = load_net(uri, data)
     try:

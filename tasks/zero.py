@@ -9,8 +9,6 @@ made (a version tagged with this loop and generation, the alias already moved) a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,172 +18,19 @@ from prefect.cache_policies import NO_CACHE
 from gocore.errors import GozeroError
 from gocore.nn.features import get_encoder
 from gocore.nn.training import TrainConfig
-from gocore.search.gumbel import root_search
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
 from storage import checkpoints, layout, loops, registry, run_dirs, runs
-from tasks.models import INITIAL, promote
-from tasks.selfplay import FORCED_NEEDS_PUCT
+from tasks.app.loop_settings import LoopSettings
+from tasks.app.models import ModelRef
+from tasks.promotion import INITIAL, promote
 from tasks.train import GPU_TAG, DatasetFacts, ExpertMix, dataset_facts, selfplay_facts, train_and_register
 
-GATES = ("sprt", "fixed", "off")
-LR_SCHEDULES = ("constant", "cosine")
-OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
-                                     "pass_when_settled": False}
-"""Settings loop.json records only when they differ from these (loops recorded before them resume
-unchanged); `expert_share` is recorded with `expert` only."""
 WARM_START_KEYS = ("family", "board_size", "encoder", "in_planes", "blocks", "filters", "value_hidden")
 """What a warm start net must share with the loop's preset (its auxiliary heads may differ)."""
 
 
 class WarmStartError(GozeroError):
     """A warm start net the loop cannot begin from; the message says what differs."""
-
-
-TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "forced_playouts": False,
-                                  "search": "puct"}
-"""What each technique was in a loop.json without its key (they were recorded only when on)."""
-TECHNIQUE_DEFAULTS: dict[str, Any] = {**TECHNIQUES_OFF, "aux_heads": True, "search": "gumbel"}
-"""Each technique for a new loop that does not choose it; on only once it has won its own A/B at equal
-budget (docs/results: the A/B sections): the auxiliary heads 140 of 200 against the plain loop,
-Gumbel root search 148 of 200 against the loop with the heads. Forced playouts (89 of 200) and the
-playout cap (106 of 200) did not win theirs."""
-
-
-@dataclass(frozen=True)
-class LoopSettings:
-    """What a zero loop is; recorded in loop.json, and a rerun must match it (but `generations`)."""
-
-    loop: str = "zero-9x9"
-    """The loop's name: its directory under <data>/loops/ and the tag on its model versions."""
-    size: int = 9
-    """Board size N."""
-    komi: float = 7.5
-    """Komi of every game (Chinese rules, Tromp-Taylor count)."""
-    generations: int = 5
-    """Generations to reach (generation 0 is the random net): a rerun with more goes on."""
-    games: int = 200
-    """Self-play games per generation."""
-    sims: int = 32
-    """Search simulations per move in self-play and in the gate."""
-    preset: str = "tiny"
-    """Net preset (tiny, small, full): every generation has the same architecture."""
-    batch_size: int = 128
-    """Rows per training step."""
-    replay: float = 2.0
-    """Training samples per new self-play row (see `training_steps`)."""
-    min_window: int = 20_000
-    """Rows the training window keeps before it starts growing sub-linearly (`window_rows`)."""
-    window_generations: int | None = None
-    """Train on exactly the last K generations instead of the growing row window."""
-    gate: str = "sprt"
-    """sprt (elo0 0, elo1 35, alpha = beta = 0.05, 55 % rule if undecided), fixed (55 % of all
-    gate games) or off (every candidate is promoted: the AlphaZero variant)."""
-    gate_games: int = 400
-    """Most games a gate plays."""
-    resign_threshold: float = -0.95
-    """Resign threshold of generation 1; later generations use the calibrated one."""
-    lr: float = 0.01
-    """Learning rate of each generation's training (SGD with momentum)."""
-    ladder_opponents: int = 2
-    """After a promotion, the new champion meets this many informative ladder opponents (0: none)."""
-    ladder_games: int = 10
-    """Games against each ladder opponent."""
-    seed: int = 0
-    """Base seed of self-play, training and gate games."""
-    aux_heads: bool | None = None
-    """Nets with ownership and score heads (KataGo's auxiliary targets). None, like every technique
-    below: the loop's recorded choice on a rerun, `TECHNIQUE_DEFAULTS` for a new loop (`resolved`)."""
-    playout_cap: bool | None = None
-    """KataGo's playout cap randomization in self-play: `full_search_prob` of the moves searched with
-    `sims` and recorded as rows, the others with `fast_sims_fraction` * sims and not."""
-    full_search_prob: float = 0.25
-    """With playout_cap: the share of moves searched in full and recorded (KataGo: 0.25)."""
-    fast_sims_fraction: float = 0.25
-    """With playout_cap: a fast search's simulations as a share of `sims` (KataGo: 1/6 to 1/4)."""
-    forced_playouts: bool | None = None
-    """KataGo's forced playouts and policy target pruning at the root of self-play's full searches."""
-    search: str | None = None
-    """Self-play's root search: puct (AlphaGo Zero, Dirichlet noise) or gumbel (Gumbel sequential halving)."""
-    warm_start: str | None = None
-    """Generation 0 from this net's weights (a ``models:/`` URI or a model directory: a dual net of
-    the loop's preset, size and encoder) instead of a random net; None: tabula rasa."""
-    encoder: str = "agz17"
-    """Feature encoder of the loop's nets (gocore.nn.features.ENCODERS); a warm start must share it."""
-    gumbel_scale: float = 1.0
-    """Gumbel root search: sigma's c_scale (the paper's 1.0; mctx's default 0.1)."""
-    expert: str | None = None
-    """A dataset (``<data>/datasets/NAME``, e.g. GNU Go's games) whose rows fill `expert_share` of every
-    training batch, so the loop improves on imitation without forgetting it; None: self-play only."""
-    expert_share: float = 0.5
-    """With `expert`: the share of each training batch drawn from it."""
-    lr_schedule: str = "constant"
-    """Each generation's learning rate: constant `lr`, or cosine from `lr` down to 0 over its steps."""
-    pass_when_settled: bool = False
-    """Self-play may pass once the board is settled (`gocore.rules.board.is_settled`), not only after
-    the opponent passed: shorter games, the same Tromp-Taylor results."""
-
-    def __post_init__(self) -> None:
-        if self.gate not in GATES:
-            raise ValueError(f"gate {self.gate!r} is not one of {', '.join(GATES)}")
-        if self.generations < 1 or self.games < 1 or self.sims < 1 or self.gate_games < 2:
-            raise ValueError("generations, games and sims must be >= 1, gate_games >= 2")
-        if not (0 < self.full_search_prob <= 1 and 0 < self.fast_sims_fraction <= 1):
-            raise ValueError("full_search_prob and fast_sims_fraction must be in (0, 1]")
-        if self.search is not None:
-            root_search(self.search)  # a ValueError names the searches there are
-        for name in ("aux_heads", "playout_cap", "forced_playouts"):
-            if getattr(self, name) not in (None, True, False):
-                raise ValueError(f"{name} must be true, false or unset, not {getattr(self, name)!r}")
-        if self.forced_playouts and self.search == "gumbel":
-            raise ValueError(FORCED_NEEDS_PUCT)
-        if not 0 < self.expert_share < 1 or self.gumbel_scale <= 0 or self.lr_schedule not in LR_SCHEDULES:
-            raise ValueError(f"expert_share must be in (0, 1), gumbel_scale > 0, lr_schedule one of "
-                             f"{', '.join(LR_SCHEDULES)}")
-        get_encoder(self.encoder)  # a ValueError names the encoders there are
-
-    def undecided(self) -> list[str]:
-        """The techniques still unset; ValueError from the callers that need them decided."""
-        return [name for name in TECHNIQUE_DEFAULTS if getattr(self, name) is None]
-
-    def resolved(self, recorded: Mapping[str, Any] | None) -> LoopSettings:
-        """These settings with every unset technique decided: as the loop recorded it (`recorded`,
-        its loop.json; a key it lacks was off, `TECHNIQUES_OFF`), or for a new loop (None) as
-        `TECHNIQUE_DEFAULTS` says. So a default can change without refusing older loops' reruns. With
-        the playout cap on, a share left at its default (`full_search_prob`, `fast_sims_fraction`:
-        no command-line flags) is the one the loop recorded; a share set otherwise is kept, and a
-        rerun that changes it is refused as other settings."""
-        chosen = {name: (TECHNIQUE_DEFAULTS[name] if recorded is None else recorded.get(name, TECHNIQUES_OFF[name]))
-                  for name in TECHNIQUE_DEFAULTS if getattr(self, name) is None}
-        if recorded is not None and chosen.get("playout_cap", self.playout_cap) and recorded.get("playout_cap"):
-            defaults = {field.name: field.default for field in dataclasses.fields(self)}
-            chosen.update({name: recorded[name] for name in ("full_search_prob", "fast_sims_fraction")
-                           if name in recorded and getattr(self, name) == defaults[name]})
-        if chosen.get("forced_playouts", self.forced_playouts) and chosen.get("search", self.search) == "gumbel":
-            began = "the default for new loops" if recorded is None else "as it began"
-            raise loops.LoopError(f"{FORCED_NEEDS_PUCT} (this loop's search is gumbel, {began})")
-        return dataclasses.replace(self, **chosen) if chosen else self
-
-    @property
-    def model_name(self) -> str:
-        """The registered model of the loop's board size."""
-        return registry.model_name(self.size)
-
-
-@dataclass(frozen=True)
-class ModelRef:
-    """One registered version: what the loop plays and promotes."""
-
-    name: str
-    version: int
-
-    @property
-    def uri(self) -> str:
-        """``models:/NAME/VERSION``: pinned, unlike the moving ``@champion``."""
-        return f"models:/{self.name}/{self.version}"
-
-    @property
-    def label(self) -> str:
-        return f"{self.name}/{self.version}"
 
 
 def champion(settings: LoopSettings, data: Path) -> ModelRef | None:
@@ -255,7 +100,7 @@ def copy_warm_start(net: Any, uri: str, data: Path) -> None:
     """Copy the weights of the model `uri` into the loop's fresh `net` (a `DualNet`); WarmStartError
     if it is another kind of net. Auxiliary heads are copied when both nets have them; heads that
     only one of them has are left out (the loop's own start random)."""
-    from tasks.models import ModelError, load_net
+    from tasks.app.models import ModelError, load_net
 
     try:
         source = load_net(uri, data)
@@ -329,54 +174,3 @@ def next_resign_threshold(settings: LoopSettings, winner_lows: tuple[float, ...]
     (false resignations at most 5 %); the current one when there were no such games."""
     calibrated = calibrate_resign_threshold(winner_lows)
     return current if calibrated is None else round(calibrated, 4)
-
-
-def loop_record(settings: LoopSettings) -> dict[str, Any]:
-    """The settings as loop.json records them (aux_heads, the playout cap and forced playouts only
-    when on, search only when not puct, warm_start only when set: loops recorded before they existed
-    resume unchanged). The techniques must be decided first (`LoopSettings.resolved`)."""
-    if unset := settings.undecided():
-        raise ValueError(f"decide the loop's techniques before recording it (resolved): {', '.join(unset)} unset")
-    record = dataclasses.asdict(settings)
-    if not settings.aux_heads:
-        del record["aux_heads"]
-    if not settings.playout_cap:
-        for name in ("playout_cap", "full_search_prob", "fast_sims_fraction"):
-            del record[name]
-    if not settings.forced_playouts:
-        del record["forced_playouts"]
-    if settings.search == "puct":
-        del record["search"]
-    if settings.warm_start is None:
-        del record["warm_start"]
-    for name, default in OPTIONAL_DEFAULTS.items():
-        if record[name] == default:
-            del record[name]
-    if settings.expert is None:
-        del record["expert"], record["expert_share"]
-    return record
-
-
-def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
-    """The self-play flow's search options of the loop (`flows.selfplay.selfplay` keywords, mapped
-    into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`, and the root search);
-    empty when all off."""
-    if unset := settings.undecided():
-        raise ValueError(f"decide the loop's techniques first (resolved): {', '.join(unset)} unset")
-    options: dict[str, Any] = {}
-    if settings.search != "puct":
-        options["search"] = settings.search
-        if settings.gumbel_scale != 1.0:
-            options["gumbel_scale"] = settings.gumbel_scale
-    if settings.pass_when_settled:
-        options["pass_when_settled"] = True
-    if settings.playout_cap:
-        options["full_search_prob"] = settings.full_search_prob
-        options["fast_sims"] = max(1, round(settings.sims * settings.fast_sims_fraction))
-    if settings.forced_playouts:
-        options["forced_playouts"] = True
-    return options
-
-
-RESUMABLE = frozenset({"generations"})
-"""Settings a rerun of a loop may change."""

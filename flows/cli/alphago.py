@@ -21,7 +21,7 @@ from flows.cli.common import DATA_DIR_HELP, SIZE_HELP, console, fail, quiet_pref
 from flows.cli.fields import declared_fields, settings_epilog
 
 if TYPE_CHECKING:
-    from tasks.alphago import AlphaGoSettings
+    from tasks.app.alphago_settings import AlphaGoSettings
 
 OPTIONS = ("size", "preset", "sl_steps", "rollout_steps", "games_per_iteration", "iterations", "snapshot_every",
            "value_games", "value_steps", "value_heldout_games", "check_games", "eval_games", "key_games", "eval_sims",
@@ -66,7 +66,7 @@ def alphago(
     quiet_prefect(verbose)
     from flows.alphago import parse_stages
     from storage import layout
-    from tasks.sizes import resolve_size
+    from tasks.app.sizes import resolve_size
 
     data = layout.data_dir(data_dir)
     with user_errors():  # the sources and an existing --dataset name the size
@@ -106,13 +106,13 @@ def _numbers(text: str | None) -> tuple[int, ...] | None:
         raise fail(f"{text!r} is not a comma-separated list of numbers") from None
 
 
-alphago.__doc__ += "\n\n" + settings_epilog(declared_fields("tasks.alphago", "AlphaGoSettings"), set(OPTIONS))
+alphago.__doc__ += "\n\n" + settings_epilog(declared_fields("tasks.app.alphago_settings", "AlphaGoSettings"), set(OPTIONS))
 
 
 def _settings(preset: str, size: int, dataset: str, name: str, changes: dict, items: list[str]) -> AlphaGoSettings:
     """The preset's settings with the options given, then the --set items."""
-    from tasks.alphago import PRESETS, AlphaGoSettings
-    from tasks.overrides import dataclass_changes
+    from tasks.app.alphago_settings import PRESETS, AlphaGoSettings
+    from tasks.app.overrides import dataclass_changes
 
     if preset not in PRESETS:
         raise fail(f"unknown preset {preset!r}; presets: {', '.join(PRESETS)}")

@@ -33,7 +33,7 @@ def analysis(
 ) -> None:
     """Answer KataGo analysis-engine JSON queries (one per line) on stdin/stdout, for KaTrain."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="gozero analysis: %(levelname)s %(message)s")
-    from tasks.sizes import resolve_size
+    from tasks.app.sizes import resolve_size
 
     with user_errors():
         given, size = size, resolve_size(size, model)
@@ -41,7 +41,7 @@ def analysis(
         from gocore.nn.inference import NetEvaluator
         from gocore.play.analysis_server import AnalysisServer
         from gocore.play.gtp_analysis import visits_for_memory
-        from tasks.models import conv_path_for, default_model_uri, load_model
+        from tasks.app.models import conv_path_for, default_model_uri, load_model
 
         use_threads(threads)
         with user_errors():

@@ -20,7 +20,7 @@ from rich.table import Table
 
 from gocore.children import stop_owned
 from gocore.errors import GozeroError
-from tasks.sizes import DEFAULT_SIZE
+from tasks.app.sizes import DEFAULT_SIZE
 
 DATA_DIR_HELP = "data dir (default: $GOZERO_DATA, else ~/.local/share/gozero or your platform's user data dir)"
 THREADS_HELP = "torch threads (default: $GOZERO_THREADS, else the cores idle at start)"

@@ -66,9 +66,9 @@ def evaluate(
     from gocore.play.match import MatchConfig
     from gocore.play.ratings import SprtConfig
     from storage import layout, matches
+    from tasks.app.players import build_player, has_net
+    from tasks.app.sizes import resolve_size
     from tasks.evaluate import MatchSettings
-    from tasks.players import build_player, has_net
-    from tasks.sizes import resolve_size
 
     with user_errors():
         size = resolve_size(size, black, white)

@@ -2,7 +2,7 @@
 
 The CLI's options take their help text and shown default from the declaration itself (the field's
 docstring, the string right under it), so a setting is documented once. Reading the source with
-`ast` keeps `gozero --help` fast: importing `tasks.zero` would import torch.
+`ast` keeps `gozero --help` fast: importing `tasks.app.loop_settings` would import numba and MLflow.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ from typing import Annotated
 import typer
 
 from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads
-from tasks.players import SPECS_HELP
+from tasks.app.players import SPECS_HELP
 
 PONDER_HELP = ("root visits at which lz-/kata-analyze stop searching and wait for the next command (default: the "
                "same ~190 MB of search tree on every board: 20,000 visits on 9x9 at about 9.5 KB each, 11,476 on "
@@ -55,8 +55,8 @@ def gtp(
             raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE[,ROLLOUT])")
         agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
     from gocore.errors import GozeroError
-    from tasks.players import parse_player
-    from tasks.sizes import resolve_size
+    from tasks.app.players import parse_player
+    from tasks.app.sizes import resolve_size
 
     try:  # a bad spec, or a --size its model contradicts, is refused before anything answers
         if agent is not None:
@@ -138,11 +138,11 @@ def _fail(message: str) -> typer.Exit:
 
 def _player(agent: str | None, model: str | None, size: int | None, komi: float, sims: int,
             data_dir: Path | None, threads: int | None):
-    """The `tasks.players` player of --agent, else of --model (default: the champion of --size);
+    """The `tasks.app.players` player of --agent, else of --model (default: the champion of --size);
     whatever refuses it becomes our one line."""
     from gocore.errors import GozeroError
-    from tasks.models import default_model_uri, load_net
-    from tasks.players import build_player, parse_player
+    from tasks.app.models import default_model_uri, load_net
+    from tasks.app.players import build_player, parse_player
 
     try:
         spec = agent or model or default_model_uri(size or 9)
@@ -163,7 +163,7 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
 
 def _settings(size: int, komi: float, sims: int):
     """How our players play over GTP: the most visited move from the start, resigning when lost."""
-    from tasks.players import PlayerSettings
+    from tasks.app.players import PlayerSettings
 
     return PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False, resign_threshold=-0.9)
 
@@ -188,8 +188,8 @@ class ChampionsBySize:
     def _load(self, size: int):
         from gocore.errors import GozeroError
         from gocore.play.gtp_protocol import GtpFailure
-        from tasks.models import default_model_uri
-        from tasks.players import build_player
+        from tasks.app.models import default_model_uri
+        from tasks.app.players import build_player
 
         try:
             return build_player(default_model_uri(size), _settings(size, self.komi, self.sims), self.data_dir)
@@ -204,7 +204,7 @@ class ChampionsBySize:
 
 def _model_label(spec: str, data_dir: Path | None) -> str:
     """A registered model as its version and ladder rank (GTP ``version``), else the spec."""
-    from tasks.models import model_strength
+    from tasks.app.models import model_strength
 
     return model_strength(spec, data_dir) or spec
 

@@ -35,8 +35,8 @@ def ladder(
     """Print the Elo ladder (random = 0) of every player with games on this board size."""
     quiet_prefect(verbose)
     from storage import layout
+    from tasks.app.sizes import resolve_size
     from tasks.ladder import Ladder, ladder_rows
-    from tasks.sizes import resolve_size
 
     data = layout.data_dir(data_dir)
     with user_errors():

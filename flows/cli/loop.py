@@ -27,12 +27,12 @@ MINUTES_HELP = ("a budget: start no new generation once the loop has spent this 
 T = TypeVar("T")
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
-    from flows.zero_loop import GenerationRow, LoopSummary
-    from tasks.zero import LoopSettings
+    from tasks.app.loop_settings import LoopSettings
+    from tasks.app.loop_view import GenerationRow, LoopSummary
 
 
-LOOP = declared_fields("tasks.zero", "LoopSettings")
-NAMED = declared_keys("tasks.loop_presets", "LOOP_PRESETS")
+LOOP = declared_fields("tasks.app.loop_settings", "LoopSettings")
+NAMED = declared_keys("tasks.app.loop_presets", "LOOP_PRESETS")
 OPTIONS = ("size", "generations", "games", "sims", "preset", "gate", "gate_games", "window_generations",
            "ladder_opponents", "ladder_games", "aux_heads", "playout_cap", "forced_playouts", "search", "warm_start",
            "loop")
@@ -64,7 +64,7 @@ def loop(
     name: Annotated[str | None, typer.Option("--loop", help=LOOP["loop"].doc + " Default: the named "
                                              "settings' name, else zero-<N>x<N>.")] = None,
     named: Annotated[str | None, typer.Option("--settings", help="start from these named settings "
-                                              f"(tasks/loop_presets.py): {', '.join(NAMED)}; options given "
+                                              f"(tasks/app/loop_presets.py): {', '.join(NAMED)}; options given "
                                               "beside it change them")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="any setting as NAME=VALUE (listed above); "
                                                                  "repeatable")] = None,
@@ -78,10 +78,10 @@ def loop(
     """Run the AlphaGo Zero loop: self-play, train, gate, promote, generation after generation."""
     params = dict(locals())
     quiet_prefect(verbose)
-    from tasks.loop_presets import loop_settings
-    from tasks.overrides import dataclass_changes
-    from tasks.sizes import resolve_size, size_of
-    from tasks.zero import LoopSettings
+    from tasks.app.loop_presets import loop_settings
+    from tasks.app.loop_settings import LoopSettings
+    from tasks.app.overrides import dataclass_changes
+    from tasks.app.sizes import resolve_size, size_of
 
     given = {key: value for key, value in params.items() if key in OPTIONS and value is not None}
     if name is not None:
@@ -111,8 +111,9 @@ def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None,
     generations redrawn from the records on disk (off a terminal: one plain line per finished step,
     `StepLines`)."""
     from flows.runtime import dask_scheduler
-    from flows.zero_loop import generation_rows, run_zero_loop
+    from flows.zero_loop import run_zero_loop
     from storage import layout, loops
+    from tasks.app.loop_view import generation_rows
 
     if dask_address:  # a bad address fails now, in one line, before the table and any server
         with user_errors():
@@ -168,7 +169,7 @@ class StepLines:
         self.seen = {(record["generation"], record["step"]) for record in already}
 
     def print_new(self, records: list[dict]) -> None:
-        from flows.zero_loop import generation_rows
+        from tasks.app.loop_view import generation_rows
 
         rows = {row.generation: row for row in generation_rows(records)}
         for record in records:
@@ -232,7 +233,7 @@ def run(
     from flows.main_job import main_job
     from flows.runtime import prefect_api
     from storage import layout
-    from tasks.loop_presets import main_job_settings
+    from tasks.app.loop_presets import main_job_settings
 
     settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)

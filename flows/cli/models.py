@@ -113,7 +113,7 @@ def promote(
 ) -> None:
     """Move the alias `champion` to VERSION, recording the reason, evidence and previous champion."""
     from storage import registry
-    from tasks.models import promote as promote_version
+    from tasks.promotion import promote as promote_version
 
     try:
         if name.startswith("models:/"):

@@ -1,7 +1,7 @@
 """`gozero review GAME.sgf`: every position of a game searched by a model; an annotated SGF, a
 win-rate graph and the biggest mistakes.
 
-The work is `tasks.review.review_sgf` (which writes GAME-review.sgf and GAME-winrate.png beside
+The work is `tasks.app.review.review_sgf` (which writes GAME-review.sgf and GAME-winrate.png beside
 the game, `storage.reviews`); this command shows a progress bar while it runs and then the table
 of mistakes. flows/cli/root.py mounts `review` as a command.
 """
@@ -30,7 +30,7 @@ def review(
 ) -> None:
     """Review a game with a model: annotated SGF, win-rate graph, biggest mistakes."""
     from gocore.search.review import ReviewSettings
-    from tasks.review import review_sgf
+    from tasks.app.review import review_sgf
 
     use_threads(threads)
     progress = [0, 0]

@@ -41,8 +41,8 @@ from flows.cli.selfplay import selfplay as selfplay_command
 from flows.cli.serve import serve as serve_command
 from flows.cli.strong import strong as strong_command
 from flows.cli.train import train_command
-from tasks.players import SPECS_HELP
-from tasks.sizes import DEFAULT_SIZE
+from tasks.app.players import SPECS_HELP
+from tasks.app.sizes import DEFAULT_SIZE
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
                   help="AlphaGo and AlphaGo Zero for Go, as a Prefect + MLflow pipeline.")
@@ -62,8 +62,8 @@ def play(
     from gocore.play.match import play_game
     from gocore.rules.coords import to_gtp
     from storage.layout import data_dir as resolve_data_dir
-    from tasks.players import PlayerSettings, build_player, has_net
-    from tasks.sizes import resolve_size
+    from tasks.app.players import PlayerSettings, build_player, has_net
+    from tasks.app.sizes import resolve_size
 
     with user_errors():
         size = resolve_size(size, black, white)
@@ -134,7 +134,7 @@ def ingest(
     """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
     quiet_prefect(verbose)
     from gocore.nn.encode import EncodeOptions
-    from tasks.sizes import resolve_size
+    from tasks.app.sizes import resolve_size
 
     with user_errors():  # before any game is fetched or played
         size = resolve_size(size, *sources)

@@ -43,8 +43,8 @@ def selfplay(
     quiet_prefect(verbose)
     from gocore.nn.features import get_encoder
     from storage import layout
+    from tasks.app.sizes import resolve_size
     from tasks.selfplay import load_evaluator
-    from tasks.sizes import resolve_size
 
     data = layout.data_dir(data_dir)
     with user_errors():

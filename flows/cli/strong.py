@@ -25,7 +25,7 @@ def strong(
     name: Annotated[str | None, typer.Option("--name", help="the run's name (default strong-<N>x<N>)")] = None,
     set_: Annotated[list[str] | None, typer.Option("--set", help="any recipe setting as name=value, e.g. "
                                                                  "preset=small, sl_steps=8000, anchors=gnugo-1;gnugo-5 "
-                                                                 "(tasks.strong.StrongSettings); repeatable")] = None,
+                                                                 "(tasks.app.strong.StrongSettings); repeatable")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="processes for games (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run the games on this Dask scheduler")] = None,
     device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
@@ -35,9 +35,9 @@ def strong(
     """Train the strongest net the budget allows: imitate GNU Go, then self-play with the gate on."""
     quiet_prefect(verbose)
     from storage import layout
-    from tasks.overrides import dataclass_changes
-    from tasks.sizes import resolve_size
-    from tasks.strong import StrongSettings
+    from tasks.app.overrides import dataclass_changes
+    from tasks.app.sizes import resolve_size
+    from tasks.app.strong import StrongSettings
 
     try:
         changes = dataclass_changes(StrongSettings, set_ or [])

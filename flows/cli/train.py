@@ -107,7 +107,7 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
     from gocore.nn.training import TrainConfig
     from storage import layout
     from storage.datasets import DatasetError
-    from tasks.overrides import dataclass_changes
+    from tasks.app.overrides import dataclass_changes
     from tasks.train import dataset_facts, objective_config, run_key, selfplay_facts
 
     with user_errors():

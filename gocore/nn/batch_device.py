@@ -6,7 +6,7 @@ Start at `batch_tensors`. A batch from the data path's worker processes arrives 
 `symmetry` (B,) the per-row symmetry still to apply. Shipping uint8 moves a quarter of the bytes
 of float32 (and pins a quarter on CUDA); the gathers below run wherever the batch is, so on a GPU
 the host does no per-element work. The result equals, bit for bit, what the in-process path gets
-from numpy (`tasks.rows.GoRowDecoder.transform`): a symmetry only moves values, and 0/1, int8 and
+from numpy (`tasks.app.rows.GoRowDecoder.transform`): a symmetry only moves values, and 0/1, int8 and
 float16-born values convert to float32 exactly.
 """
 

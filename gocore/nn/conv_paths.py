@@ -6,7 +6,7 @@ default) on an AMD EPYC (AVX2), 554 with oneDNN off (`native`) and 520 in `chann
 an Intel Xeon (AVX-512) gave 2,917 with the default. So `choose_conv_path` times the paths on a
 copy of the net at start-up, once per (CPU model, torch version, net shape, threads), and keeps
 the answer in a `ChoiceStore`: the data dir's JSON file (`storage.conv_cache`; the tasks layer's
-`tasks.models.conv_path_for` passes it), or a `MemoryStore` for one process. A `NetEvaluator`
+`tasks.app.models.conv_path_for` passes it), or a `MemoryStore` for one process. A `NetEvaluator`
 takes the path it is given (`conv_path`); off the CPU every path is torch's default.
 
 The paths compute the same function: outputs agree to float32 rounding (not bit for bit, so a

@@ -90,7 +90,7 @@ class NetEvaluator:
     """Priors and values from a policy net and a value net (the same DualNet, or AlphaGo's two).
     max_batch: positions per forward pass (default: `CPU_MAX_BATCH` on the CPU, all at once on a GPU);
     conv_path: the CPU convolution path, one of `conv_paths.CONV_PATHS` (`conv_paths.choose_conv_path`
-    finds this machine's fastest; tasks.models.conv_path_for keeps it in the data dir); ignored off the CPU."""
+    finds this machine's fastest; tasks.app.models.conv_path_for keeps it in the data dir); ignored off the CPU."""
 
     def __init__(self, policy_net: torch.nn.Module | None, value_net: torch.nn.Module | None = None,
                  device: str = "auto", average_symmetries: bool = False, max_batch: int | None = None,

@@ -2,7 +2,7 @@
 
 The one place that turns a `gocore.search.mcts.Node` into what a Go GUI shows: GTP's
 ``lz-analyze`` / ``kata-analyze`` (`gocore.play.gtp_analysis` formats it) and ``gozero review``
-(`tasks.review`). Start reading at `analyse`.
+(`tasks.app.review`). Start reading at `analyse`.
 
 Perspective: every number is from the view of the player to move at the analysed root: a move's
 win rate is that player's chance to win after playing it, as GTP analysis reports it.

@@ -18,7 +18,8 @@ import storage.selfplay
 import tasks.reinforce
 from flows.alphago import AlphaGoError, alphago, parse_stages
 from storage import layout, loops, ratings, registry, run_dirs
-from tasks.alphago import PRESETS, value_run
+from tasks.alphago import value_run
+from tasks.app.alphago_settings import PRESETS
 from tests.helpers import build_uct_dataset, read_artifact
 
 SETTINGS = dataclasses.replace(PRESETS["tiny"], name="ag5", dataset="uct5", size=5, eval_sims=(2, 4), uct_sims=4)

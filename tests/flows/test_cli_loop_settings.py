@@ -13,8 +13,8 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.cli import loop as loop_cli
-from tasks.loop_presets import LOOP_PRESETS, loop_preset, main_job_settings
-from tasks.zero import LoopSettings
+from tasks.app.loop_presets import LOOP_PRESETS, loop_preset, main_job_settings
+from tasks.app.loop_settings import LoopSettings
 
 ROOT = Path(__file__).resolve().parents[2]
 TEXTS = {"loop": "x", "preset": "small", "gate": "fixed", "search": "puct", "warm_start": "models:/x/1",
@@ -91,7 +91,7 @@ def test_the_deployment_runs_the_named_zero_9x9_settings():
 
 def test_every_alphago_setting_is_reachable_with_set_or_its_option():
     from flows.cli import alphago as alphago_cli
-    from tasks.alphago import AlphaGoSettings
+    from tasks.app.alphago_settings import AlphaGoSettings
 
     help_text = " ".join(CliRunner().invoke(app, ["alphago", "--help"], terminal_width=400).output.split())
     for field in dataclasses.fields(AlphaGoSettings):

@@ -116,8 +116,8 @@ def test_errors_print_one_line_and_exit_1(store: Path, args: tuple[str, ...], me
 
 
 def test_a_rated_version_lists_its_rough_rank_and_gtp_names_it(store: Path, tmp_path: Path) -> None:
+    from tasks.app.models import model_strength
     from tasks.ladder import LadderRow, tag_rated_versions
-    from tasks.models import model_strength
 
     ladder = [LadderRow("gnugo-1", 300.0, 40.0, 40, 20.0, None), LadderRow("gozero-9x9/2", 340.0, 30.0, 84, 45.0, 2),
               LadderRow("random", 0.0, None, 50, 5.0, None)]

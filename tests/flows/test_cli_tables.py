@@ -7,7 +7,7 @@ from rich.table import Table
 
 from flows.cli import loop as loop_cli
 from flows.cli.common import fit_columns, table_width
-from flows.zero_loop import GenerationRow
+from tasks.app.loop_view import GenerationRow
 
 
 def wide_table() -> Table:

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 from flows.cli.selfplay import selfplay as selfplay_command
 from flows.selfplay import selfplay_progress
 from storage.stream import BatchStream
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 from tests.helpers import read_artifact
 
 app = typer.Typer()

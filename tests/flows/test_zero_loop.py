@@ -15,11 +15,12 @@ from pathlib import Path
 
 import pytest
 
-from flows.zero_loop import generation_rows, run_zero_loop
+from flows.zero_loop import run_zero_loop
 from storage import layout, loops, registry, run_dirs
 from storage.locks import BusyError
 from storage.loops import LoopError
-from tasks.zero import LoopSettings
+from tasks.app.loop_settings import LoopSettings
+from tasks.app.loop_view import generation_rows
 
 REPO = Path(__file__).resolve().parents[2]
 SETTINGS = dict(loop="zero-5x5", size=5, generations=2, games=6, sims=8, gate_games=6, min_window=100,
@@ -29,7 +30,7 @@ import os, sys
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
 if __name__ == "__main__":
     from flows.zero_loop import run_zero_loop
-    from tasks.zero import LoopSettings
+    from tasks.app.loop_settings import LoopSettings
     run_zero_loop(LoopSettings(**{settings}), sys.argv[1], workers=2, device="cpu")
 """
 

@@ -18,7 +18,7 @@ from storage.schemas import SELFPLAY_SCHEMA, encode_pi, rows_table, selfplay_tab
 from storage.shuffle import ShuffleBuffer, game_bucket
 from storage.stream import Batch, BatchStream, StreamFactory, decode_pi
 from storage.stream_mix import MixedStreamFactory
-from tasks.rows import ROW_DECODER, transform_pi
+from tasks.app.rows import ROW_DECODER, transform_pi
 
 SIZE = 5
 POINTS = SIZE * SIZE
@@ -292,7 +292,7 @@ def test_the_injected_decoder_is_called_once_per_batch_and_row_group(dataset: Pa
 
 
 def test_batches_are_the_ones_the_stream_gave_before_the_decoder_was_injected(tmp_path: Path) -> None:
-    """Digests of a fixed-seed stream computed before the decode step moved to tasks/rows.py."""
+    """Digests of a fixed-seed stream computed before the decode step moved to tasks/app/rows.py."""
     def digest(source, **options) -> str:
         hashed = hashlib.sha256()
         for batch in BatchStream(source, 32, decoder=ROW_DECODER, seed=3, epochs=2, shuffle_buffer=300,

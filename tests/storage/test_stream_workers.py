@@ -15,7 +15,7 @@ from storage import datasets
 from storage.schemas import selfplay_table
 from storage.stream import Batch, BatchStream, StreamFactory
 from storage.stream_mix import MixedStreamFactory, join_batches
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 from tests.storage.test_stream import POINTS, synthetic_columns, write_sgf_dataset
 
 CPU = torch.device("cpu")

@@ -59,7 +59,7 @@ def test_a_zero_loop_generation_runs_its_games_on_the_cluster(prefect_harness, c
 
     from flows.zero_loop import run_zero_loop
     from storage import loops, registry
-    from tasks.zero import LoopSettings
+    from tasks.app.loop_settings import LoopSettings
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the data dir's own store, as a user has
     data = tmp_path / "data"
@@ -93,7 +93,7 @@ def test_a_zero_loop_generation_runs_its_games_on_the_cluster(prefect_harness, c
 def test_a_bad_dask_address_fails_before_the_flow_starts(address: str, reason: str, tmp_path: Path):
     from flows.runtime import DaskSchedulerError
     from flows.zero_loop import run_zero_loop
-    from tasks.zero import LoopSettings
+    from tasks.app.loop_settings import LoopSettings
 
     started = time.perf_counter()
     with pytest.raises(DaskSchedulerError) as error:

@@ -293,7 +293,7 @@ def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates
     version and its board size) that rated it."""
     from flows.deploy import GPU_SLOTS
     from storage import ratings, registry
-    from tasks.models import load_net
+    from tasks.app.models import load_net
     from tasks.train import GPU_TAG
 
     server, data = prefect_server, tmp_path / "data"
@@ -330,8 +330,9 @@ def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates
 def test_a_scheduled_zero_loop_run_aims_more_generations_past_the_last_finished_one(tmp_path: Path) -> None:
     """zero-9x9's `more_generations`: counted from the last generation with every step recorded; an
     unfinished generation is the first of them (a retried run aims where it aimed before)."""
-    from flows.zero_loop import STEPS, generation_target
+    from flows.zero_loop import generation_target
     from storage import loops
+    from tasks.app.loop_view import STEPS
 
     assert generation_target(tmp_path, "sched", 2) == 2  # a new loop: generations 1 and 2
     for generation in (1, 2):

@@ -13,7 +13,7 @@ from gocore.nn.features import get_encoder
 from gocore.nn.nets import build_net, preset
 from storage import layout, loops, matches, registry
 from storage.checkpoints import save_model
-from tasks.models import load_net
+from tasks.app.models import load_net
 
 
 def test_loop_changes_are_typed_and_unknown_options_refused():

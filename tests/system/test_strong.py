@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from storage import layout, loops, registry, run_dirs
+from tasks.app.strong import StrongSettings, recipe_spend
 from tasks.ladder import fit
-from tasks.strong import StrongSettings, recipe_spend
 from tasks.strong_curve import curve_points
 
 REPO = Path(__file__).resolve().parents[2]
@@ -30,7 +30,7 @@ import os, sys
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
 if __name__ == "__main__":
     from flows.strong import run_strong
-    from tasks.strong import StrongSettings
+    from tasks.app.strong import StrongSettings
     run_strong(StrongSettings(**{settings}), sys.argv[1], workers=1, device="cpu")
 """
 pytestmark = [pytest.mark.gnugo, pytest.mark.slow, pytest.mark.timeout(2400)]  # three recipe runs: over 15 min at load 6 (2026-11-27 CI)

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tasks.alphago import AlphaGoSettings
 from tasks.alphago_eval import eval_players, round_robin
-from tasks.zero import ModelRef
+from tasks.app.alphago_settings import AlphaGoSettings
+from tasks.app.models import ModelRef
 
 
 def _nets() -> dict[str, ModelRef]:

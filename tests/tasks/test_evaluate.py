@@ -12,6 +12,7 @@ import pytest
 from gocore.play.match import MatchConfig
 from gocore.play.ratings import SprtConfig
 from storage import matches
+from tasks.app.players import PlayerError, build_player
 from tasks.evaluate import (
     MatchSettings,
     finalize_match,
@@ -21,7 +22,6 @@ from tasks.evaluate import (
     play_games,
     start_match,
 )
-from tasks.players import PlayerError, build_player
 
 TINY = MatchConfig(size=5, komi=7.5, seed=1)
 

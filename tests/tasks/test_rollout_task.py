@@ -19,7 +19,7 @@ from gocore.rules.board import Position
 from gocore.search.rollout import PatternRollouts
 from storage import layout, registry
 from tasks import rollout as rollout_task
-from tasks.models import ModelError, load_net, load_rollout_policy
+from tasks.app.models import ModelError, load_net, load_rollout_policy
 from tasks.rollout import train_rollout
 from tasks.train import dataset_facts
 from tests.helpers import build_uct_dataset

@@ -12,9 +12,10 @@ from typer.testing import CliRunner
 from flows.cli import app
 from storage.selfplay import shard_path
 from storage.stream import BatchStream
-from tasks.rows import ROW_DECODER
-from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
-from tasks.zero import LoopSettings, loop_record
+from tasks.app.loop_settings import LoopSettings, loop_record
+from tasks.app.rows import ROW_DECODER
+from tasks.app.selfplay_settings import SelfPlaySettings
+from tasks.selfplay import SelfPlayError, selfplay_games
 
 TINY = {"size": 5, "komi": 2.5, "max_moves": 20}
 

@@ -14,8 +14,16 @@ from flows.selfplay import selfplay
 from storage import loops
 from storage.loops import LoopError
 from storage.selfplay import sidecar_path
-from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
-from tasks.zero import RESUMABLE, TECHNIQUE_DEFAULTS, TECHNIQUES_OFF, LoopSettings, loop_record, selfplay_search
+from tasks.app.loop_settings import (
+    RESUMABLE,
+    TECHNIQUE_DEFAULTS,
+    TECHNIQUES_OFF,
+    LoopSettings,
+    loop_record,
+    selfplay_search,
+)
+from tasks.app.selfplay_settings import SelfPlaySettings
+from tasks.selfplay import SelfPlayError, selfplay_games
 
 TINY = {"size": 5, "komi": 2.5, "max_moves": 30, "resign_threshold": None}
 

@@ -14,9 +14,10 @@ from gocore.nn.nets import build_net, preset
 from storage.checkpoints import save_model
 from storage.selfplay import games_done, shard_path, sidecar_path
 from storage.stream import BatchStream
-from tasks.models import local_model
-from tasks.rows import ROW_DECODER
-from tasks.selfplay import SelfPlayError, SelfPlaySettings, selfplay_games
+from tasks.app.models import local_model
+from tasks.app.rows import ROW_DECODER
+from tasks.app.selfplay_settings import SelfPlaySettings
+from tasks.selfplay import SelfPlayError, selfplay_games
 
 TINY = {"size": 5, "komi": 2.5, "max_moves": 30}
 
@@ -113,7 +114,7 @@ def test_a_registered_champion_plays_and_rows_name_its_version(data_dir: Path, m
 
 def test_a_worker_writes_its_shard_without_importing_pandas(tmp_path: Path):
     # pa.array on numpy imports pandas (~40 MB in every self-play worker): the shard is built from buffers
-    probe = ("import sys; from tasks.selfplay import SelfPlaySettings, play_shard; "
+    probe = ("import sys; from tasks.app.selfplay_settings import SelfPlaySettings; from tasks.selfplay import play_shard; "
              f"result = play_shard(SelfPlaySettings('uniform', 4, size=5, komi=2.5, max_moves=30), 2, 0, 1, {str(tmp_path)!r}); "
              "print(result.rows, 'pandas' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300, check=True)

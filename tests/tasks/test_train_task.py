@@ -127,7 +127,8 @@ def test_the_default_run_key_is_stable_and_ignores_resumable_fields(trained: Sim
 
 def play_generation(data: Path, generation: int, run: str = "", games: int = 4) -> None:
     """A few 5x5 self-play games without a net (uniform priors) as generation `generation`."""
-    from tasks.selfplay import SelfPlaySettings, play_shard
+    from tasks.app.selfplay_settings import SelfPlaySettings
+    from tasks.selfplay import play_shard
 
     settings = SelfPlaySettings("uniform", sims=8, size=SIZE, max_moves=30, run=run)
     play_shard(settings, games, generation, seed=generation, data_dir=str(data))
@@ -135,7 +136,7 @@ def play_generation(data: Path, generation: int, run: str = "", games: int = 4) 
 
 def test_selfplay_generations_train_a_dual_net_from_a_given_models_weights(tmp_path: Path) -> None:
     from gocore.nn.nets import preset
-    from tasks.models import load_net
+    from tasks.app.models import load_net
 
     for generation in (0, 1):
         play_generation(tmp_path, generation, run="zero-5x5")

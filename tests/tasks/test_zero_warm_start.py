@@ -14,8 +14,9 @@ from gocore.nn.features import get_encoder
 from gocore.nn.nets import build_net, preset
 from storage import registry
 from storage.checkpoints import save_model
-from tasks.models import load_net
-from tasks.zero import LoopSettings, WarmStartError, champion, initial_champion, loop_record
+from tasks.app.loop_settings import LoopSettings, loop_record
+from tasks.app.models import load_net
+from tasks.zero import WarmStartError, champion, initial_champion
 
 PLANES = get_encoder("agz17").num_planes
 

@@ -24,7 +24,7 @@ from storage import datasets
 from storage.checkpoints import save_model
 from storage.schemas import AUX_COLUMNS, encoded_rows_table, selfplay_table
 from storage.stream import BatchStream, StreamFactory
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 from tests.corpus import agent_records
 from tests.helpers import position_from_ascii
 
@@ -211,7 +211,7 @@ def test_evaluator_reports_ownership_and_score_only_with_the_heads() -> None:
 
 def test_nets_with_and_without_heads_load_through_the_registry(tmp_path: Path, monkeypatch) -> None:
     from storage import registry, runs
-    from tasks.models import load_net
+    from tasks.app.models import load_net
 
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     planes = torch.rand(3, 17, SIZE, SIZE)
@@ -232,7 +232,7 @@ def test_nets_with_and_without_heads_load_through_the_registry(tmp_path: Path, m
 
 
 def test_the_zero_loop_records_aux_heads_only_when_on() -> None:
-    from tasks.zero import TECHNIQUES_OFF, LoopSettings, loop_record
+    from tasks.app.loop_settings import TECHNIQUES_OFF, LoopSettings, loop_record
 
     assert "aux_heads" not in loop_record(LoopSettings(**TECHNIQUES_OFF).resolved(None))  # older loops resume
     assert loop_record(LoopSettings(aux_heads=True).resolved(None))["aux_heads"] is True

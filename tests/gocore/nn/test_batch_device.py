@@ -8,7 +8,7 @@ import torch
 
 from gocore.nn.batch_device import finish_raw, transform_planes, transform_points
 from gocore.rules import symmetry
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 
 
 @pytest.mark.parametrize("size", [5, 9])

@@ -15,7 +15,7 @@ from gocore.nn.nets import build_net, preset
 from gocore.rules.board import Position
 from storage import layout
 from storage.conv_cache import JsonChoiceStore
-from tasks.models import conv_path_for
+from tasks.app.models import conv_path_for
 
 
 @pytest.fixture

@@ -35,7 +35,7 @@ from gocore.nn.training import (
 from storage.checkpoints import load_training_checkpoint, save_training_checkpoint
 from storage.memory_batches import InMemoryBatches
 from storage.stream import BatchStream, StreamFactory
-from tasks.rows import ROW_DECODER
+from tasks.app.rows import ROW_DECODER
 from tests.helpers import build_uct_dataset
 
 SIZE = 5

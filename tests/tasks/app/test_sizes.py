@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from tasks.sizes import DEFAULT_SIZE, SizeError, resolve_size, size_of
+from tasks.app.sizes import DEFAULT_SIZE, SizeError, resolve_size, size_of
 
 
 @pytest.mark.parametrize(("spec", "size"), [
@@ -49,7 +49,7 @@ def test_a_dataset_names_the_size_in_its_manifest(tmp_path):
 
 
 def test_a_model_name_is_read_without_importing_mlflow_or_torch():
-    code = ("import sys; from tasks.sizes import size_of; assert size_of('models:/gozero-13x13@champion') == 13; "
+    code = ("import sys; from tasks.app.sizes import size_of; assert size_of('models:/gozero-13x13@champion') == 13; "
             "print(sorted(m for m in ('mlflow', 'torch', 'pyarrow') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
     assert out.stdout.strip() == "[]"

@@ -29,7 +29,7 @@ def size_of(spec: str) -> int | None:
     (``models:/gozero-NxN...``, a model directory), an AlphaGo player over named nets (its policy's);
     None for anything that plays or holds any size (random, uct, gnugo-5, a URL of SGF files...)."""
     if spec.partition(":")[0].partition("-")[0] == "alphago":
-        from tasks.players import parse_player  # a malformed spec is PlayerError, as it would be later
+        from tasks.app.players import parse_player  # a malformed spec is PlayerError, as it would be later
 
         sizes = [size for model in parse_player(spec).command if (size := size_of(model)) is not None]
         return sizes[0] if sizes else None

@@ -1,4 +1,4 @@
-"""tasks.players and tasks.models: every player spec, nets playing as what they are, model loading."""
+"""tasks.app.players and tasks.app.models: every player spec, nets playing as what they are, model loading."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from gocore.play.match import GtpAgent
 from gocore.rules.board import Position
 from gocore.search.agents import AlphaZeroAgent, PolicyAgent, RandomAgent, UCTAgent, ValueGreedyAgent
 from storage.checkpoints import save_model
-from tasks.models import ModelError, load_model, load_net
-from tasks.players import PlayerError, PlayerSettings, build_player, parse_player
+from tasks.app.models import ModelError, load_model, load_net
+from tasks.app.players import PlayerError, PlayerSettings, build_player, parse_player
 
 SETTINGS = PlayerSettings(size=5, komi=7.5, sims=8)
 
@@ -118,7 +118,7 @@ def test_missing_models_say_where_they_were_looked_for(data_dir: Path, tmp_path:
 
 
 def test_ladder_names_name_the_same_player_for_good_and_lead_back_to_a_spec(tmp_path: Path):
-    from tasks.players import ladder_name, ladder_spec
+    from tasks.app.players import ladder_name, ladder_spec
 
     names = {spec: ladder_name(spec, 8) for spec in ("random", "uct", "uct-30", "gnugo", "gnugo-0", "gnugo-1",
                                                       "gtp:gnugo --mode gtp --level 2")}
@@ -133,7 +133,7 @@ def test_ladder_names_name_the_same_player_for_good_and_lead_back_to_a_spec(tmp_
 
 def test_alphago_specs_search_over_their_two_nets_and_keep_their_names(tmp_path: Path):
     from gocore.search.agents import AlphaGoAgent
-    from tasks.players import ladder_name, ladder_spec
+    from tasks.app.players import ladder_name, ladder_spec
 
     policy, value = tiny_model(tmp_path / "p", "policy"), tiny_model(tmp_path / "v", "value")
     parsed = parse_player(f"alphago-12:{policy},{value}")
@@ -156,7 +156,7 @@ def test_alphago_specs_search_over_their_two_nets_and_keep_their_names(tmp_path:
 
 def test_a_third_model_is_the_rollout_policy_alphago_rolls_out_with(tmp_path: Path):
     from gocore.search.rollout import PatternRollouts
-    from tasks.players import ladder_name
+    from tasks.app.players import ladder_name
 
     policy, value = tiny_model(tmp_path / "p", "policy"), tiny_model(tmp_path / "v", "value")
     rollout = tiny_model(tmp_path / "r", "rollout")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from storage.gnugo_source import GnugoSourceError
-from tasks.strong import StrongSettings, recipe_spend
-from tasks.zero import LoopSettings, loop_record
+from tasks.app.loop_settings import LoopSettings, loop_record
+from tasks.app.strong import StrongSettings, recipe_spend
 
 
 def test_the_recipe_sets_up_a_conservative_warm_started_loop():
@@ -57,8 +57,8 @@ def test_the_curve_plot_draws_each_series_and_the_levels(tmp_path):
 
 
 def test_pass_when_settled_reaches_self_play_and_older_records_stay_valid():
-    from tasks.selfplay import SelfPlaySettings
-    from tasks.zero import selfplay_search
+    from tasks.app.loop_settings import selfplay_search
+    from tasks.app.selfplay_settings import SelfPlaySettings
 
     loop = StrongSettings().loop_settings("models:/gozero-9x9/1")
     assert selfplay_search(loop)["pass_when_settled"] is True

@@ -1,28 +1,25 @@
 """Models by URI: the one call that turns a registry URI or a model directory into a ready net.
 
-    from tasks.models import load_net
+    from tasks.app.models import load_net
     net = load_net("models:/gozero-9x9@champion")     # or models:/gozero-9x9/3, or a model directory
     net.config.family, net.config.board_size           # "dual", 9: what it is and what it plays
     rollouts = load_rollout_policy("models:/gozero-9x9-rollout/1", 9)   # AlphaGo's fast rollouts, numba
-    promote("gozero-9x9", 7, "won 58 % of 400 gate games", evidence)   # the alias moves, an event says so
+    ModelRef("gozero-9x9", 7).uri                       # "models:/gozero-9x9/7": a pinned version
 
 Weights are read without unpickling code (storage.checkpoints). Nets are cached per process, since
 a worker plays many games and tasks with one model: an alias moves when a model is promoted, so a
 ``models:/`` URI is resolved to its version on every call and only the version's net is cached; a
 model directory is re-read when its config.json changes. Errors name the store that was searched.
 
-`promote` is how every task moves the ``champion`` alias: storage.registry moves it, then a Prefect
-event ``gozero.model.promoted`` announces it (prefect.yaml's `ladder` deployment is triggered by it).
+Promotion (moving the ``champion`` alias and announcing it to Prefect) is `tasks.promotion`'s.
 """
 
 from __future__ import annotations
 
 import functools
-import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gocore.errors import GozeroError
 from storage import layout
@@ -30,7 +27,6 @@ from storage import layout
 if TYPE_CHECKING:  # torch and MLflow load only when a model does: `gozero gtp --agent` starts fast
     from gocore.nn.nets import GoNet
     from gocore.search.rollout import PatternRollouts
-    from storage.registry import VersionInfo
 
 
 class ModelError(GozeroError):
@@ -45,6 +41,23 @@ class LoadedModel:
     """The net, in eval mode on the CPU (`NetEvaluator` moves it to its device)."""
     version: str
     """``NAME/VERSION`` for a registered model, the resolved directory for a model directory."""
+
+
+@dataclass(frozen=True)
+class ModelRef:
+    """One registered version: what the loops play and promote."""
+
+    name: str
+    version: int
+
+    @property
+    def uri(self) -> str:
+        """``models:/NAME/VERSION``: pinned, unlike the moving ``@champion``."""
+        return f"models:/{self.name}/{self.version}"
+
+    @property
+    def label(self) -> str:
+        return f"{self.name}/{self.version}"
 
 
 def load_net(uri: str | Path, data_dir: str | Path | None = None) -> GoNet:
@@ -96,49 +109,6 @@ def _load_registered(text: str, data: str | None) -> LoadedModel:
     except (registry.RegistryError, OSError) as error:
         raise ModelError(_with_where(str(error), registry.tracking_uri(_path(data)),
                                      f"data dir {layout.data_dir(_path(data))}")) from error
-
-
-PROMOTED_EVENT = "gozero.model.promoted"
-INITIAL = "initial"  # the promotion reason of a zero loop's generation 0, a random net
-
-
-def promote(name: str, version: int, reason: str, evidence: Mapping[str, Any] | None = None,
-            data_dir: str | Path | None = None) -> int | None:
-    """`storage.registry.promote` (returns the champion it replaced, or `version` if it already was
-    the champion), then `announce_promotion` of the version."""
-    from storage import registry
-
-    data = None if data_dir is None else Path(data_dir)
-    previous = registry.promote(name, version, reason, evidence, data)
-    announce_promotion(registry.describe(name, version, data))
-    return previous
-
-
-def announce_promotion(info: VersionInfo) -> dict[str, Any] | None:
-    """Emit `PROMOTED_EVENT` for a champion version. Its resource is ``gozero.model.<name>``,
-    labelled with the family, board size, version and whether it is a loop's random generation 0
-    (reason `INITIAL`: prefect.yaml rates only promotions won by evidence); its payload names the model, version, board
-    size, loop, generation, reason and the pinned ``models:/NAME/VERSION``. The event id comes from
-    the version and its ``promoted_at`` tag, so a retried task announces the same promotion under
-    the same id and the Prefect server drops the repeat. Nothing is sent without a Prefect API
-    (PREFECT_API_URL): a bare CLI would start a temporary server for it. Returns the payload sent."""
-    from prefect.events import emit_event
-    from prefect.settings import PREFECT_API_URL
-
-    if not PREFECT_API_URL.value():
-        return None
-    tags = info.tags
-    generation = tags.get("generation", "")
-    payload = {"name": info.name, "version": info.version, "uri": info.uri, "size": int(tags.get("board_size", 0)),
-               "family": tags.get("family", ""), "loop": tags.get("loop"),
-               "generation": int(generation) if generation.isdigit() else None,
-               "reason": tags.get("promotion_reason", ""), "previous": tags.get("previous_champion", "none")}
-    resource = {"prefect.resource.id": f"gozero.model.{info.name}", "prefect.resource.name": info.name,
-                "gozero.family": payload["family"], "gozero.size": str(payload["size"]),
-                "gozero.version": str(info.version), "gozero.initial": str(payload["reason"] == INITIAL).lower()}
-    key = f"{PROMOTED_EVENT}/{info.name}/{info.version}/{tags.get('promoted_at', '')}"
-    emit_event(PROMOTED_EVENT, resource, payload=payload, id=uuid.uuid5(uuid.NAMESPACE_URL, key))
-    return payload
 
 
 def model_strength(uri: str, data_dir: str | Path | None = None) -> str | None:

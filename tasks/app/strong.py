@@ -17,7 +17,7 @@ from typing import Any
 from gocore.nn.features import get_encoder
 from gocore.nn.training import TrainConfig
 from storage.gnugo_source import parse_gnugo_source
-from tasks.zero import LoopSettings
+from tasks.app.loop_settings import LoopSettings
 
 RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games"})
 """Settings a rerun may change: a recipe can be continued later with a larger budget."""

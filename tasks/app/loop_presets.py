@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tasks.zero import LoopSettings
+from tasks.app.loop_settings import LoopSettings
 
 LOOP_PRESETS: dict[str, dict[str, Any]] = {
     "zero-9x9": {"loop": "zero-9x9", "size": 9, "games": 200, "sims": 32, "preset": "tiny", "gate": "sprt",

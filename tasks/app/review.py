@@ -17,8 +17,8 @@ from gocore.errors import GozeroError
 from gocore.rules import sgf, sgf_read
 from gocore.search.review import MoveReview, ReviewSettings, annotate, review_game
 from storage.reviews import ReviewPaths, review_paths, write_review
-from tasks.models import ModelError, conv_path_for, default_model_uri, load_model
-from tasks.sizes import size_of
+from tasks.app.models import ModelError, conv_path_for, default_model_uri, load_model
+from tasks.app.sizes import size_of
 
 
 class ReviewError(GozeroError):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gocore.nn.training import TrainConfig
-from tasks.overrides import dataclass_changes
+from tasks.app.overrides import dataclass_changes
 
 
 def test_changes_are_typed_by_the_fields_annotation():
@@ -25,7 +25,7 @@ def test_a_bad_change_is_refused_with_what_is_wrong(item, message):
 
 
 def test_without_comma_splitting_a_value_may_hold_commas():
-    from tasks.strong import StrongSettings
+    from tasks.app.strong import StrongSettings
 
     changes = dataclass_changes(StrongSettings, ["expert=gnugo-9x9:level=1,games=800;gnugo-9x9:level=5,games=200"])
     assert changes == {"expert": ("gnugo-9x9:level=1,games=800", "gnugo-9x9:level=5,games=200")}

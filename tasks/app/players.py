@@ -19,7 +19,7 @@ name the Elo ladder and the ratings table know a player by (and `ladder_spec` th
                              value (1 - lambda) v + lambda z_rollout with VALUE's v; the two are model
                              specs as above, by default the champions of gozero-<N>x<N>-policy, -value
 
-Nets are loaded once per process (`tasks.models`).
+Nets are loaded once per process (`tasks.app.models`).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gocore.errors import GozeroError
-from tasks.models import ModelError, conv_path_for, load_model
+from tasks.app.models import ModelError, conv_path_for, load_model
 
 if TYPE_CHECKING:  # the engine loads with the first player built: `gozero --help` stays fast
     from gocore.play.match import GtpAgent
@@ -145,7 +145,7 @@ def _parse_alphago(spec: str) -> PlayerSpec:
 def alphago_models(parsed: PlayerSpec, size: int, data: Path | None = None) -> tuple[str, ...]:
     """(policy, value[, rollout]) model specs of an alphago player: its own (two: uniform random
     rollouts), else the size's champions, with the rollout policy's if one is registered."""
-    from tasks.models import default_model_uri, registered_champion
+    from tasks.app.models import default_model_uri, registered_champion
 
     if parsed.command:
         return tuple(parsed.command)
@@ -297,7 +297,7 @@ def _alphago_player(parsed: PlayerSpec, settings: PlayerSettings, data: Path | N
     from gocore.nn.inference import NetEvaluator
     from gocore.search import mcts
     from gocore.search.agents import AlphaGoAgent
-    from tasks.models import load_rollout_policy
+    from tasks.app.models import load_rollout_policy
 
     policy_spec, value_spec, *rollout_spec = alphago_models(parsed, settings.size, data)
     policy, value = _net(policy_spec, settings, data), _net(value_spec, settings, data)

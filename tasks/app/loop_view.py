@@ -1,0 +1,83 @@
+"""The zero loop's read model: what its step records (storage.loops) say, for the live view, the
+summary, the flow's budget and promotion evidence, and the benchmarks' learning curves.
+
+    rows = generation_rows(loops.read_steps(data, "zero-9x9"))   # one GenerationRow per generation
+    loop_spend(loops.read_steps(data, "zero-9x9"), 3)             # games, wall and CPU minutes up to 3
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+STEPS = ("start", "selfplay", "train", "gate", "promote", "calibrate", "ladder")
+"""The steps of a generation, in order."""
+
+
+@dataclass(frozen=True)
+class GenerationRow:
+    """One generation of the loop as the live view and the summary show it."""
+
+    generation: int
+    champion: str  # the version that played self-play
+    games: int  # self-play games
+    rows: int  # self-play rows
+    loss: float | None  # final training loss
+    val_top1: float | None  # validation policy top-1 against the row's target's most likely move
+    val_mse: float | None  # validation value MSE
+    candidate: str | None  # the version trained
+    gate: str  # "passed 62.5 % of 40", "failed ...", "off", or "" before the gate
+    promoted: bool | None  # None until the promote step has run
+    minutes: float  # wall time of the steps finished so far
+    step: str  # the last finished step
+    elo: str = ""  # the new champion's ladder Elo ± its 95 % interval's half-width, once rated
+
+
+@dataclass(frozen=True)
+class LoopSummary:
+    """Where the loop stands."""
+
+    loop: str
+    champion: str | None
+    generations: tuple[GenerationRow, ...]
+
+
+def loop_spend(records: list[dict[str, Any]], generation: int) -> dict[str, Any]:
+    """What the loop has spent on learning up to `generation` (its recorded steps but the ladder's,
+    which only measure): self-play games, wall minutes and CPU minutes, the x axes of its learning
+    curves (version tags ``selfplay_games_total``, ``loop_minutes``, ``loop_cpu_minutes``)."""
+    mine = [r for r in records if int(r["generation"]) <= generation and r["step"] != "ladder"]
+    spent = {"selfplay_games_total": sum(int(r.get("games", 0)) for r in mine if r["step"] == "selfplay"),
+             "loop_minutes": round(sum(float(r.get("seconds", 0.0)) for r in mine) / 60, 2)}
+    if mine and all("cpu_seconds" in r for r in mine):  # steps recorded before it was measured have none
+        spent["loop_cpu_minutes"] = round(sum(float(r["cpu_seconds"]) for r in mine) / 60, 2)
+    return spent
+
+
+def generation_rows(records: list[dict[str, Any]]) -> list[GenerationRow]:
+    """One row per generation with a record, from the step records (storage.loops.read_steps)."""
+    by_generation: dict[int, dict[str, dict[str, Any]]] = {}
+    for record in records:
+        by_generation.setdefault(int(record["generation"]), {})[record["step"]] = record
+    return [_row(generation, steps) for generation, steps in sorted(by_generation.items())]
+
+
+def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
+    start, played = steps.get("start", {}), steps.get("selfplay", {})
+    trained, gate, promote = steps.get("train", {}), steps.get("gate"), steps.get("promote")
+    rated = steps.get("ladder", {})
+    metrics = trained.get("metrics", {})
+    champion_ref = start.get("champion") or {}
+    verdict = "" if gate is None else "off" if gate["rule"] == "off" else (
+        f"{'passed' if gate['passed'] else 'failed'} {gate['win_rate']:.0%} of {gate['games']}")
+    last = [name for name in STEPS if name in steps]
+    return GenerationRow(
+        generation=generation, champion=f"{champion_ref.get('name', '?')}/{champion_ref.get('version', '?')}",
+        games=int(played.get("games", 0)), rows=int(played.get("rows", 0)),
+        loss=metrics.get("train/loss"), val_top1=metrics.get("val/policy_top1"), val_mse=metrics.get("val/value_mse"),
+        candidate=None if "candidate" not in trained else str(trained["candidate"]), gate=verdict,
+        promoted=None if promote is None else bool(promote["promoted"]),
+        minutes=round(sum(float(s.get("seconds", 0.0)) for s in steps.values()) / 60, 2),
+        step=last[-1] if last else "",
+        elo="" if rated.get("elo") is None else f"{rated['elo']:+.0f}" + (
+            f" ± {1.96 * rated['elo_stderr']:.0f} (95 %)" if rated.get("elo_stderr") else ""))
