@@ -1,7 +1,9 @@
-"""Batch kernels for the two hot paths: replaying a whole game, and random playouts.
+"""Batch kernels for the hot paths: replaying a whole game, random playouts, and the move masks of a
+batch of positions (a search's leaves).
 
-Both run entirely inside numba on the flat state of `gocore.rules.kernels`, so a game or a playout
-costs one Python call. `board.replay_moves` and `board.random_playouts` are the public wrappers.
+All run entirely inside numba on the flat state of `gocore.rules.kernels`, so a game, a playout or
+a batch of masks costs one Python call. `board.replay_moves`, `board.random_playouts` and
+`board.legal_masks` / `board.candidate_masks` are the public wrappers.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from gocore.rules.kernels import (
     TO_PLAY_H,
     WHITE,
     area_score,
+    full_code,
     legal_code,
     place,
     play_pass,
@@ -165,3 +168,23 @@ def eye_mask(state, n, color):
         p = to_padded(move, n)
         mask[move] = state[p] == EMPTY and is_eye(state, width, p, color)
     return mask
+
+
+@njit(cache=True)
+def move_masks(states, n, zobrist, seen, seen_starts, out):
+    """out (B, 2, n*n+1) bool ← for each position's side to move, row 0 its legal moves (pass
+    legal; `kernels.legal_mask`) and row 1 its own one-point eyes (pass False; `eye_mask`).
+    states (B, 5P+8) int64 stacked flat states; position i's sorted board hashes are
+    seen[seen_starts[i]:seen_starts[i+1]]. One call for a batch instead of two per position."""
+    width = n + 2
+    hdr = 5 * width * width
+    for i in range(states.shape[0]):
+        state = states[i]
+        color = state[hdr + TO_PLAY_H]
+        hashes = seen[seen_starts[i]:seen_starts[i + 1]]
+        for move in range(n * n):
+            out[i, 0, move] = full_code(state, n, move, color, zobrist, hashes) == LEGAL
+            p = to_padded(move, n)
+            out[i, 1, move] = state[p] == EMPTY and is_eye(state, width, p, color)
+        out[i, 0, n * n] = True
+        out[i, 1, n * n] = False

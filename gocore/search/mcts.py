@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gocore.rules.board import Position, candidate_moves, random_playouts
+from gocore.rules.board import Position, candidate_masks, random_playouts
 from gocore.search.rollout import PatternRollouts
 from gocore.search.targets import forced_root_move, pruned_visits
 
@@ -304,14 +304,20 @@ class BatchedSearch:
             return
         priors, values = self.evaluator.evaluate([leaf.position for _, leaf in batch])  # (B, N*N+1), (B,)
         values = self._mix_rollouts([leaf for _, leaf in batch], values)
-        for (g, leaf), prior, value in zip(batch, priors, values):
+        candidates = self._candidates([leaf.position for _, leaf in batch])  # (B, N*N+1)
+        for (g, leaf), prior, value, moves in zip(batch, priors, values, candidates):
             leaf.is_pending = False
-            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves, self.config.pass_when_settled), prior)
+            leaf.expand(moves, prior)
             leaf.value = float(value)
             if leaf.parent is None and g in self._noisy:
                 self._add_noise(leaf)
             self._backup(leaf, float(value))
             remaining[g] -= 1
+
+    def _candidates(self, positions: Sequence[Position]) -> np.ndarray:
+        """(B, N*N+1) bool: the moves the search considers at each new leaf (`candidate_masks`, one
+        kernel call for the batch; the evaluator's legal masks are reused)."""
+        return candidate_masks(positions, self.config.sensible_moves, self.config.pass_when_settled)
 
     def _descend(self, root: Node, forced: bool = False) -> Node:
         """Follow PUCT from the root to an unexpanded or terminal node, charging virtual loss; with
