@@ -122,3 +122,25 @@ def test_selfplay_plays_the_same_games_on_either_path(gumbel: GumbelConfig | Non
     baseline = play_games(UniformEvaluator(), config, 3, size=5, seed=7, new_search=per_position)
     assert [g.moves for g in batch] == [g.moves for g in baseline]
     assert all(np.array_equal(a, b) for x, y in zip(batch, baseline) for a, b in zip(x.pis, y.pis))
+
+
+def test_superko_refusals_are_illegal_in_the_batch_mask() -> None:
+    both_passed = position_from_ascii(KO_SHAPE).play(TAKES_KO).play(25).play(25)
+    start = position_from_ascii("""
+        . X O . . . X O .
+        X O . O . X O . O
+        . X O . . . X O .
+        . . . . . . . . .
+        . O X . . . . . .
+        O X . X . . . . .
+        . O X . . . . . .
+        . . . . . . . . .
+        . . . . . . . . .
+        """)
+    cycle = start
+    for move in (11, 47, 16, 10, 46):  # C8 C4 H8 B8 B4: a triple ko, each retake a legal simple-ko capture
+        cycle = cycle.play(move)
+    assert not both_passed.is_legal(6) and not cycle.is_legal(15)  # white's retakes: B4, G8 (superko)
+    masks = legal_masks([both_passed])[0], legal_masks([cycle])[0]
+    assert not masks[0][6] and not masks[1][15]
+    np.testing.assert_array_equal(masks[1], cycle.legal_moves())
