@@ -13,7 +13,8 @@
    (`position_planes.encode_batch`, `board.legal_masks` / `candidate_masks`: one kernel a
    batch each, the masks computed once a leaf); both play the same moves from the same seed,
    which the benchmark checks. Rates are simulations per CPU-second (= per core; the machine is
-   shared), with a split of the CPU time: tree work, encode, masks, other (softmax, slicing).
+   shared), the best of `rounds` alternating rounds of each path, with a split of the CPU time:
+   tree work, encode, masks, other (softmax, slicing).
 2. The nets' own forward pass on this CPU (`tiny`, `small`; one thread, batches of
    `NetEvaluator`'s CPU slice, 64), positions per CPU-second.
 3. A projection, not a measurement: positions/s an H100 would serve (the net's FLOPs a position,
@@ -38,6 +39,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sims", type=int, default=32, help="simulations per move (the zero-9x9 loop's)")
     parser.add_argument("--moves", type=int, default=3, help="moves searched per game, per path")
     parser.add_argument("--searches", nargs="+", default=["gumbel", "puct"], help="root searches (gumbel: the loop's)")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of both paths, alternating; best of each kept")
     parser.add_argument("--seed", type=int, default=0)
     return parser.parse_args()
 
@@ -195,15 +197,18 @@ def main() -> None:
     config = SELFPLAY.replace(simulations=args.sims, resign_threshold=None)
     print(f"self-play with a free net: {args.games} games in lockstep, {args.sims} sims/move, leaves_per_game="
           f"{config.leaves_per_game}, {args.moves} moves a game from random-game positions (move 0..N*N/2); "
-          "simulations per CPU-second (one core), torch threads 1")
+          f"simulations per CPU-second (one core), best of {args.rounds} alternating rounds, torch threads 1")
     per_core: dict[int, float] = {}
     speedups: dict[int, float] = {}
     for size in args.sizes:
         starts = random_starts(size, args.games, np.random.default_rng(args.seed))
         for search in args.searches:
             selfplay_run(starts[:2], config.replace(simulations=8), search, 1, args.seed, False)  # warm-up, compiles
-            old = selfplay_run(starts, config, search, args.moves, args.seed, is_baseline=True)
-            new = selfplay_run(starts, config, search, args.moves, args.seed, is_baseline=False)
+            runs: dict[bool, list[dict]] = {True: [], False: []}
+            for _ in range(args.rounds):  # alternating, so that both paths see the same load
+                for is_baseline in (True, False):
+                    runs[is_baseline].append(selfplay_run(starts, config, search, args.moves, args.seed, is_baseline))
+            old, new = (min(runs[is_baseline], key=lambda run: run["cpu"]) for is_baseline in (True, False))
             old_rate, new_rate = old["sims"] / old["cpu"], new["sims"] / new["cpu"]
             same = "same moves" if old["moves"] == new["moves"] else "MOVES DIFFER"
             print(f"\n{size}x{size} {search}: {new['sims']:,} simulations a path ({same})")

@@ -12,7 +12,8 @@ Start reading at `ENCODERS` and `encode_position`.
 Three ways in, one meaning (tests pin them to each other, also under the 8 symmetries):
 
 - `encode_position(position, name)`: the plain reference, from ``Position.stones/history``
-  (`encode_positions` is its batched form, for search);
+  (`encode_positions` is its batched form, position by position; the search encodes with
+  `gocore.nn.position_planes.encode_batch`, one numba pass a batch, pinned to it);
 - `encode_games(stones_list, movers_list, name)`: every position of many replayed games
   (`gocore.rules.board.replay_moves` output) at once, vectorized numpy, unpacked;
 - `gocore.nn.packed.encode_rows_packed(..., positions, symmetries)`: the ingest hot path, a numba

