@@ -9,9 +9,10 @@
    simulations, each game starting from a different point of a random legal game (move 0 to
    N*N/2) and searching `moves` moves as `selfplay.play_games` does. Two paths in the same run:
    today's per-position path (`features.encode_positions`, `Position.legal_moves` per leaf in
-   the evaluator and again in `board.candidate_moves` per leaf) against the batch path
-   (`position_planes.encode_batch`, `board.legal_masks` / `candidate_masks`: one kernel a
-   batch each, the masks computed once a leaf); both play the same moves from the same seed,
+   the evaluator and again in `board.candidate_moves` per leaf, Gumbel's log priors recomputed
+   at every step) against the batch path (`position_planes.encode_batch`, `board.legal_masks` /
+   `candidate_masks`: one kernel a batch each, the masks computed once a leaf, log priors kept
+   per node); both play the same moves from the same seed,
    which the benchmark checks. Rates are simulations per CPU-second (= per core; the machine is
    shared), the best of `rounds` alternating rounds of each path, with a split of the CPU time:
    tree work, encode, masks, other (softmax, slicing).
@@ -27,8 +28,9 @@ The last line is ``feed: speedup_19x19=<new/old> sims_per_core_19x19=<new>``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 
 def parse_args() -> argparse.Namespace:
@@ -56,7 +58,8 @@ from gocore.nn import features, position_planes
 from gocore.nn.inference import CPU_MAX_BATCH, NetEvaluator, legal_mask
 from gocore.nn.nets import build_net, preset
 from gocore.rules.board import Position, candidate_masks, candidate_moves
-from gocore.search.gumbel import root_search, search_factory
+from gocore.search import gumbel
+from gocore.search.gumbel import TINY, root_search, search_factory
 from gocore.search.mcts import SELFPLAY, BatchedSearch, MCTSConfig
 
 ENCODER = "agz17"
@@ -124,6 +127,20 @@ def timed_search(new_search: Callable[..., BatchedSearch], clock: Clock, is_base
     return build
 
 
+@contextlib.contextmanager
+def todays_tree(is_baseline: bool) -> Iterator[None]:
+    """For the baseline, the tree code as it was: Gumbel's log priors computed at every step (now kept per node)."""
+    if not is_baseline:
+        yield
+        return
+    kept = gumbel.logits_of
+    gumbel.logits_of = lambda node: np.log(np.maximum(node.prior, TINY)) + node.illegal
+    try:
+        yield
+    finally:
+        gumbel.logits_of = kept
+
+
 def random_starts(size: int, games: int, rng: np.random.Generator) -> list[Position]:
     """`games` positions of random legal games (no passes unless forced), from move 0 to N*N/2."""
     starts = []
@@ -146,13 +163,14 @@ def selfplay_run(starts: list[Position], config: MCTSConfig, search: str, moves:
     tree = timed_search(search_factory(root_search(search)), clock, is_baseline)(evaluator, config, starts, seed=seed)
     played: list[list[int]] = [[] for _ in starts]
     active = [g for g, root in enumerate(tree.roots) if root.terminal_value is None]
-    started = time.process_time()
-    for _ in range(moves):
-        for g, result in zip(active, tree.search(active)):
-            played[g].append(result.move)
-            tree.advance(g, result.move)
-        active = [g for g in active if tree.roots[g].terminal_value is None]
-    cpu = time.process_time() - started
+    with todays_tree(is_baseline):
+        started = time.process_time()
+        for _ in range(moves):
+            for g, result in zip(active, tree.search(active)):
+                played[g].append(result.move)
+                tree.advance(g, result.move)
+            active = [g for g in active if tree.roots[g].terminal_value is None]
+        cpu = time.process_time() - started
     sims = sum(len(m) for m in played) * config.simulations
     return {"cpu": cpu, "sims": sims, "parts": clock.seconds, "moves": played}
 

@@ -73,8 +73,12 @@ class GumbelConfig:
 
 
 def logits_of(node: Node) -> np.ndarray:
-    """(N*N+1,) log priors of the node's searched moves, -inf elsewhere (softmax gives the priors back)."""
-    return np.log(np.maximum(node.prior, TINY)) + node.illegal
+    """(N*N+1,) log priors of the node's searched moves, -inf elsewhere (softmax gives the priors back);
+    read-only, computed once a node (every non-root step of a descent asks for it)."""
+    if node.log_prior is None:
+        node.log_prior = np.log(np.maximum(node.prior, TINY)) + node.illegal
+        node.log_prior.flags.writeable = False
+    return node.log_prior
 
 
 def completed_q(node: Node) -> np.ndarray:

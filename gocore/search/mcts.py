@@ -143,7 +143,7 @@ PRESETS: dict[str, MCTSConfig] = {"selfplay": SELFPLAY, "match": MATCH, "alphago
 class Node:
     """A position in the tree with its children's statistics; the root has no parent."""
 
-    __slots__ = ("child_N", "child_P", "child_W", "children", "illegal", "is_pending", "move", "_parent",
+    __slots__ = ("child_N", "child_P", "child_W", "children", "illegal", "is_pending", "log_prior", "move", "_parent",
                  "position", "prior", "terminal_value", "value", "visits", "__weakref__")
 
     def __init__(self, position: Position, parent: Node | None, move: int, terminal_value: float | None):
@@ -155,6 +155,7 @@ class Node:
         self.is_pending = False  # waiting in this round's batch
         self.prior: np.ndarray | None = None  # (N*N+1,) network priors; None = not expanded
         self.child_P = self.child_N = self.child_W = self.illegal = None  # (N*N+1,) each
+        self.log_prior: np.ndarray | None = None  # log P + illegal, kept by `gumbel.logits_of` once asked
 
     @property
     def parent(self) -> Node | None:
@@ -176,6 +177,7 @@ class Node:
         self.child_N = np.zeros(len(prior))
         self.child_W = np.zeros(len(prior))
         self.illegal = np.where(legal, 0.0, -np.inf)  # added to scores: illegal moves never win
+        self.log_prior = None
 
     def best_move(self, c_puct: float) -> int:
         """argmax over children of Q + U (AlphaGo Zero's PUCT)."""
