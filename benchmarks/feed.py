@@ -216,7 +216,7 @@ def main() -> None:
     print(f"self-play with a free net: {args.games} games in lockstep, {args.sims} sims/move, leaves_per_game="
           f"{config.leaves_per_game}, {args.moves} moves a game from random-game positions (move 0..N*N/2); "
           f"simulations per CPU-second (one core), best of {args.rounds} alternating rounds, torch threads 1")
-    per_core: dict[int, float] = {}
+    per_core: dict[int, float] = {}  # the batch path's sims per CPU-second, first search
     speedups: dict[int, float] = {}
     for size in args.sizes:
         starts = random_starts(size, args.games, np.random.default_rng(args.seed))
@@ -245,13 +245,15 @@ def main() -> None:
     size = max(args.sizes)
     print(f"\nPROJECTION (not measured): an H100 at {H100_BF16 / 1e12:.0f} TFLOP/s bf16, "
           f"{'-'.join(f'{100 * u:.0f}' for u in UTILISATION)} % utilisation, {size}x{size}, "
-          f"fed by the batch path's {args.searches[0]} search at {per_core[size]:,.0f} sims per core-second:")
+          f"fed by the batch path's {args.searches[0]} search at {per_core[size]:,.0f} sims per core-second "
+          f"(today's: {per_core[size] / speedups[size]:,.0f}):")
     for name in NETS:
         flops = flops_per_position(name, size)
         served = [H100_BF16 * u / flops for u in UTILISATION]
         cores = [rate / per_core[size] for rate in served]
+        today = [core * speedups[size] for core in cores]
         print(f"  {name:8s} {flops / 1e9:7.2f} GFLOP/position  H100 {served[0]:>11,.0f}-{served[1]:<11,.0f} positions/s"
-              f"  cores needed {cores[0]:,.0f}-{cores[1]:,.0f}")
+              f"  cores needed {cores[0]:,.0f}-{cores[1]:,.0f} (today's path: {today[0]:,.0f}-{today[1]:,.0f})")
     if 19 in speedups:
         print(f"feed: speedup_19x19={speedups[19]:.2f} sims_per_core_19x19={per_core[19]:.0f}")
 
