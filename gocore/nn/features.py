@@ -25,7 +25,7 @@ default (big) bit order, ``packed_nbytes(C, N)`` bytes.
 
 Adding an encoder from existing kinds is one `ENCODERS` entry. A new plane kind goes into
 `PLANE_KINDS`, the reference `_reference_plane`, `_fill_planes` (encode_games and
-encode_positions) and `gocore.nn.packed`; a new value kind into `gocore.nn.tactical`.
+encode_positions), `gocore.nn.position_planes` and `gocore.nn.packed`; a new value kind into `gocore.nn.tactical`.
 """
 
 from __future__ import annotations
