@@ -12,7 +12,8 @@ Start reading at `ENCODERS` and `encode_position`.
 Three ways in, one meaning (tests pin them to each other, also under the 8 symmetries):
 
 - `encode_position(position, name)`: the plain reference, from ``Position.stones/history``
-  (`encode_positions` is its batched form, for search);
+  (`encode_positions` is its batched form, position by position; the search encodes with
+  `gocore.nn.position_planes.encode_batch`, one numba pass a batch, pinned to it);
 - `encode_games(stones_list, movers_list, name)`: every position of many replayed games
   (`gocore.rules.board.replay_moves` output) at once, vectorized numpy, unpacked;
 - `gocore.nn.packed.encode_rows_packed(..., positions, symmetries)`: the ingest hot path, a numba
@@ -24,7 +25,7 @@ default (big) bit order, ``packed_nbytes(C, N)`` bytes.
 
 Adding an encoder from existing kinds is one `ENCODERS` entry. A new plane kind goes into
 `PLANE_KINDS`, the reference `_reference_plane`, `_fill_planes` (encode_games and
-encode_positions) and `gocore.nn.packed`; a new value kind into `gocore.nn.tactical`.
+encode_positions), `gocore.nn.position_planes` and `gocore.nn.packed`; a new value kind into `gocore.nn.tactical`.
 """
 
 from __future__ import annotations

@@ -26,11 +26,11 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from gocore.nn import conv_paths, features
+from gocore.nn import conv_paths, position_planes
 from gocore.nn.aux_heads import ownership_from_logits, score_in_points
 from gocore.nn.device import autocast_context, choose_device
 from gocore.rules import symmetry
-from gocore.rules.board import Position
+from gocore.rules.board import Position, legal_masks
 
 
 class Evaluator(Protocol):
@@ -63,8 +63,9 @@ def has_score(evaluator: object) -> bool:
 
 
 def legal_mask(positions: Sequence[Position]) -> np.ndarray:
-    """(B, N*N+1) bool: the legal moves of each position."""
-    return np.stack([position.legal_moves() for position in positions])
+    """(B, N*N+1) bool: the legal moves of each position (one kernel call for the batch, kept on the
+    positions for the search's `candidate_masks`)."""
+    return legal_masks(positions)
 
 
 def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
@@ -127,7 +128,7 @@ class NetEvaluator:
         """Every output, averaged over the symmetries asked for (ownership and score zero unless `aux`)."""
         if any(p.size != self.size for p in positions):
             raise ValueError(f"this net plays {self.size}x{self.size} only")
-        planes = features.encode_positions(positions, self.encoder)  # (B, C, N, N)
+        planes, legal = self._inputs(positions)  # (B, C, N, N) uint8, (B, N*N+1) bool
         ks, points = range(8) if self.average_symmetries else (0,), self.size ** 2
         logits = np.zeros((len(positions), points + 1), np.float32)
         values, score = np.zeros(len(positions), np.float32), np.zeros(len(positions), np.float32)
@@ -139,8 +140,12 @@ class NetEvaluator:
             values += k_values
             if aux:
                 ownership, score = ownership + k_ownership[:, back[:points]], score + k_score
-        return AuxEvaluation(masked_softmax(logits / len(ks), legal_mask(positions)), values / len(ks),
+        return AuxEvaluation(masked_softmax(logits / len(ks), legal), values / len(ks),
                              ownership / len(ks), score / len(ks))
+
+    def _inputs(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
+        """(planes (B, C, N, N) uint8, legal moves (B, N*N+1) bool), each one kernel call for the batch."""
+        return position_planes.encode_batch(positions, self.encoder), legal_mask(positions)
 
     def _sliced(self, planes: np.ndarray, aux: bool
                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from gocore.nn import features
+from gocore.nn import features, position_planes
 from gocore.nn.nets import GoNet
 from gocore.rules.board import Position, candidate_moves
 
@@ -61,7 +61,7 @@ def sample_moves(net: GoNet, positions: Sequence[Position], rng: np.random.Gener
                  planes: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(moves (B,) int64 sampled from the net's policy over each position's candidate moves,
     candidates (B, N*N+1) bool); `planes` are the positions' encoded planes if already made."""
-    planes = features.encode_positions(positions, net_encoder(net)) if planes is None else planes
+    planes = position_planes.encode_batch(positions, net_encoder(net)) if planes is None else planes
     candidates = np.stack([candidate_moves(p) for p in positions])  # (B, N*N+1)
     logits = net(torch.from_numpy(np.ascontiguousarray(planes)).float()).float().numpy()  # (B, N*N+1)
     logits = np.where(candidates, logits, -np.inf)
@@ -93,7 +93,7 @@ def play_policy_games(learner: GoNet, opponent: GoNet, games: int, size: int, ko
             if not movers:
                 continue
             batch = [positions[g] for g in movers]
-            planes = features.encode_positions(batch, net_encoder(net))  # (B, C, N, N)
+            planes = position_planes.encode_batch(batch, net_encoder(net))  # (B, C, N, N)
             moves, candidates = sample_moves(net, batch, rng, planes)
             if is_learner:
                 rows.append((planes, moves, candidates, np.asarray(movers, np.int64)))

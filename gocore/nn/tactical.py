@@ -95,6 +95,13 @@ def position_values(positions: Sequence[Position], movers: np.ndarray, kinds: fr
         history[i, 0] = position.stones.reshape(-1)
         for lag, board in enumerate(position.history[:TURNS_CAP - 1], start=1):
             history[i, lag] = board.reshape(-1)
+    return history_values(positions, history, movers, kinds, ladders)
+
+
+def history_values(positions: Sequence[Position], history: np.ndarray, movers: np.ndarray, kinds: frozenset[str],
+                   ladders: bool) -> np.ndarray:
+    """`position_values` from the positions' boards already gathered: history (B, >= TURNS_CAP, N*N)
+    int8, the board `lag` moves back in [:, lag] (empty before the game's first move)."""
     boards = history[:, 0]
     age = np.full(boards.shape, TURNS_CAP, np.int8)
     for lag in range(TURNS_CAP - 1, 0, -1):  # the smallest lag whose board differs wins

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gocore.nn import features
+from gocore.nn import features, position_planes
 from gocore.nn.nets import GoNet
 from gocore.nn.reinforce import is_finished, sample_moves
 from gocore.rules.board import Position, candidate_moves
@@ -93,7 +93,7 @@ def value_columns(samples: ValueSamples, game_ids: list[str], *, encoder: str, g
     return {
         "encoder": np.full(rows, features.get_encoder(encoder).name, dtype=object),
         "size": np.full(rows, size, np.int8),
-        "planes": features.pack_planes(features.encode_positions(samples.positions, encoder)),
+        "planes": features.pack_planes(position_planes.encode_batch(samples.positions, encoder)),
         "pi": pi,
         "z": samples.z.astype(np.int8),
         "game_id": np.asarray(game_ids, dtype=object),

@@ -10,6 +10,7 @@ Colours are +1 (black) and -1 (white). Moves are ints (see `gocore.rules.coords`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import lru_cache
 
 import numpy as np
@@ -55,7 +56,7 @@ def _check_size(size: int) -> None:
 class Position:
     """A board, the side to move, komi, ko point and the game's history. Never mutated."""
 
-    __slots__ = ("size", "komi", "_state", "_seen", "history", "last_move", "_stones")
+    __slots__ = ("size", "komi", "_state", "_seen", "history", "last_move", "_stones", "_masks")
 
     def __init__(self, size: int, komi: float, state: np.ndarray, seen: np.ndarray,
                  history: tuple[np.ndarray, ...], last_move: int | None):
@@ -64,6 +65,7 @@ class Position:
         self.history = history  # earlier boards, most recent first, at most HISTORY_LENGTH
         self.last_move = last_move
         self._stones: np.ndarray | None = None
+        self._masks: np.ndarray | None = None  # (2, N*N+1) legal moves, own eyes: set by `legal_masks`
         state.flags.writeable = False
 
     @classmethod
@@ -246,6 +248,51 @@ def candidate_moves(position: Position, sensible: bool = True, pass_when_settled
     candidates = legal & ~own_eye_mask(position)
     candidates[-1] = pass_when_settled and is_settled(position)
     return candidates if candidates.any() else legal
+
+
+def _move_masks(positions: Sequence[Position]) -> np.ndarray:
+    """(B, 2, N*N+1) bool: each position's legal moves and own one-point eyes for its side to move,
+    from one kernel call for the positions not yet asked (kept on them: a position never changes)."""
+    size = positions[0].size
+    missing = [p for p in positions if p._masks is None]
+    if missing:
+        if any(p.size != size for p in positions):
+            raise ValueError("legal_masks needs positions of one board size")
+        seens = [p._seen for p in missing]
+        starts = np.zeros(len(missing) + 1, np.int64)
+        np.cumsum([len(seen) for seen in seens], out=starts[1:])
+        out = np.empty((len(missing), 2, size * size + 1), np.bool_)
+        states = np.concatenate([p._state for p in missing]).reshape(len(missing), -1)  # (B, 5P+8)
+        batch.move_masks(states, size, zobrist_table(size), np.concatenate(seens), starts, out)
+        out.flags.writeable = False
+        for position, masks in zip(missing, out):
+            position._masks = masks
+        if len(missing) == len(positions):  # a search's new leaves: all of them
+            return out
+    return np.concatenate([p._masks for p in positions]).reshape(len(positions), 2, -1)
+
+
+def legal_masks(positions: Sequence[Position]) -> np.ndarray:
+    """(B, N*N+1) bool: `legal_moves()` of every position (for its side to move), computed for the
+    whole batch in one kernel call: what a search's leaf evaluation asks."""
+    return _move_masks(positions)[:, 0]
+
+
+def candidate_masks(positions: Sequence[Position], sensible: bool = True,
+                    pass_when_settled: bool = False) -> np.ndarray:
+    """(B, N*N+1) bool: `candidate_moves` of every position, from the batch's `legal_masks`."""
+    masks = _move_masks(positions)  # (B, 2, N*N+1)
+    legal = masks[:, 0]
+    if not sensible:
+        return legal.copy()
+    candidates = legal & ~masks[:, 1]
+    has_passed = np.array([p.passes > 0 for p in positions])  # (B,)
+    candidates[:, -1] = False
+    if pass_when_settled:
+        candidates[:, -1] = [not passed and is_settled(p) for p, passed in zip(positions, has_passed)]
+    keep_legal = has_passed | ~candidates.any(axis=1)
+    candidates[keep_legal] = legal[keep_legal]
+    return candidates
 
 
 def is_settled(position: Position) -> bool:

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gocore.rules.board import Position, candidate_moves
+from gocore.rules.board import Position
 from gocore.search.mcts import BatchedSearch, MCTSConfig, Node, SearchResult
 from gocore.search.rollout import PatternRollouts
 
@@ -73,8 +73,12 @@ class GumbelConfig:
 
 
 def logits_of(node: Node) -> np.ndarray:
-    """(N*N+1,) log priors of the node's searched moves, -inf elsewhere (softmax gives the priors back)."""
-    return np.log(np.maximum(node.prior, TINY)) + node.illegal
+    """(N*N+1,) log priors of the node's searched moves, -inf elsewhere (softmax gives the priors back);
+    read-only, computed once a node (every non-root step of a descent asks for it)."""
+    if node.log_prior is None:
+        node.log_prior = np.log(np.maximum(node.prior, TINY)) + node.illegal
+        node.log_prior.flags.writeable = False
+    return node.log_prior
 
 
 def completed_q(node: Node) -> np.ndarray:
@@ -188,8 +192,9 @@ class GumbelSearch(BatchedSearch):
             return
         roots = [self.roots[g] for g in games]
         priors, values = self.evaluator.evaluate([root.position for root in roots])  # (B, N*N+1), (B,)
-        for root, prior, value in zip(roots, priors, self._mix_rollouts(roots, values)):
-            root.expand(candidate_moves(root.position, self.config.sensible_moves, self.config.pass_when_settled), prior)
+        candidates = self._candidates([root.position for root in roots])  # (B, N*N+1)
+        for root, prior, value, moves in zip(roots, priors, self._mix_rollouts(roots, values), candidates):
+            root.expand(moves, prior)
             root.value, root.visits = float(value), 1.0
 
     def _plan(self, root: Node, budget: int, noisy: bool = True) -> RootPlan:
@@ -243,9 +248,10 @@ class GumbelSearch(BatchedSearch):
         if not batch:
             return
         priors, values = self.evaluator.evaluate([leaf.position for leaf in batch])  # (B, N*N+1), (B,)
-        for leaf, prior, value in zip(batch, priors, self._mix_rollouts(batch, values)):
+        candidates = self._candidates([leaf.position for leaf in batch])  # (B, N*N+1)
+        for leaf, prior, value, moves in zip(batch, priors, self._mix_rollouts(batch, values), candidates):
             leaf.is_pending = False
-            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves, self.config.pass_when_settled), prior)
+            leaf.expand(moves, prior)
             leaf.value = float(value)
             self._backup(leaf, float(value))
 

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gocore.rules.board import Position, candidate_moves, random_playouts
+from gocore.rules.board import Position, candidate_masks, random_playouts
 from gocore.search.rollout import PatternRollouts
 from gocore.search.targets import forced_root_move, pruned_visits
 
@@ -143,7 +143,7 @@ PRESETS: dict[str, MCTSConfig] = {"selfplay": SELFPLAY, "match": MATCH, "alphago
 class Node:
     """A position in the tree with its children's statistics; the root has no parent."""
 
-    __slots__ = ("child_N", "child_P", "child_W", "children", "illegal", "is_pending", "move", "_parent",
+    __slots__ = ("child_N", "child_P", "child_W", "children", "illegal", "is_pending", "log_prior", "move", "_parent",
                  "position", "prior", "terminal_value", "value", "visits", "__weakref__")
 
     def __init__(self, position: Position, parent: Node | None, move: int, terminal_value: float | None):
@@ -155,6 +155,7 @@ class Node:
         self.is_pending = False  # waiting in this round's batch
         self.prior: np.ndarray | None = None  # (N*N+1,) network priors; None = not expanded
         self.child_P = self.child_N = self.child_W = self.illegal = None  # (N*N+1,) each
+        self.log_prior: np.ndarray | None = None  # log P + illegal, kept by `gumbel.logits_of` once asked
 
     @property
     def parent(self) -> Node | None:
@@ -176,6 +177,7 @@ class Node:
         self.child_N = np.zeros(len(prior))
         self.child_W = np.zeros(len(prior))
         self.illegal = np.where(legal, 0.0, -np.inf)  # added to scores: illegal moves never win
+        self.log_prior = None
 
     def best_move(self, c_puct: float) -> int:
         """argmax over children of Q + U (AlphaGo Zero's PUCT)."""
@@ -304,14 +306,20 @@ class BatchedSearch:
             return
         priors, values = self.evaluator.evaluate([leaf.position for _, leaf in batch])  # (B, N*N+1), (B,)
         values = self._mix_rollouts([leaf for _, leaf in batch], values)
-        for (g, leaf), prior, value in zip(batch, priors, values):
+        candidates = self._candidates([leaf.position for _, leaf in batch])  # (B, N*N+1)
+        for (g, leaf), prior, value, moves in zip(batch, priors, values, candidates):
             leaf.is_pending = False
-            leaf.expand(candidate_moves(leaf.position, self.config.sensible_moves, self.config.pass_when_settled), prior)
+            leaf.expand(moves, prior)
             leaf.value = float(value)
             if leaf.parent is None and g in self._noisy:
                 self._add_noise(leaf)
             self._backup(leaf, float(value))
             remaining[g] -= 1
+
+    def _candidates(self, positions: Sequence[Position]) -> np.ndarray:
+        """(B, N*N+1) bool: the moves the search considers at each new leaf (`candidate_masks`, one
+        kernel call for the batch; the evaluator's legal masks are reused)."""
+        return candidate_masks(positions, self.config.sensible_moves, self.config.pass_when_settled)
 
     def _descend(self, root: Node, forced: bool = False) -> Node:
         """Follow PUCT from the root to an unexpanded or terminal node, charging virtual loss; with
