@@ -197,16 +197,18 @@ def test_the_cli_passes_its_minute_budget_to_the_loop(tmp_path: Path, prefect_ha
                                                        monkeypatch: pytest.MonkeyPatch):
     from typer.testing import CliRunner
 
+    import flows.main_job
     import flows.zero_loop
     from flows.cli import app
 
     budgets = {}
 
-    def stop_at_once(settings: LoopSettings, *args, minutes: float | None = None) -> None:
+    def stop_at_once(settings: LoopSettings, *args, minutes: float | None = None, **options) -> None:
         budgets[settings.loop] = minutes
         raise LoopError("stopped by the test")
 
-    monkeypatch.setattr(flows.zero_loop, "run_zero_loop", stop_at_once)
+    monkeypatch.setattr(flows.zero_loop, "run_zero_loop", stop_at_once)  # gozero loop
+    monkeypatch.setattr(flows.main_job, "zero_loop", stop_at_once)  # gozero run: its flow's loop subflow
     for command in (["loop", "--minutes", "2.5"], ["run", "--minutes", "7"], ["loop", "--loop", "other"]):
         result = CliRunner().invoke(app, [*command, "--data-dir", str(tmp_path)])
         assert result.exit_code == 1 and "stopped by the test" in result.output
