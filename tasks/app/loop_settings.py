@@ -23,7 +23,7 @@ from tasks.app.selfplay_settings import FORCED_NEEDS_PUCT
 GATES = ("sprt", "fixed", "off")
 LR_SCHEDULES = ("constant", "cosine")
 OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
-                                     "pass_when_settled": False}
+                                     "pass_when_settled": False, "loader_workers": 0}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
 unchanged); `expert_share` is recorded with `expert` only."""
 TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "forced_playouts": False,
@@ -108,12 +108,16 @@ class LoopSettings:
     pass_when_settled: bool = False
     """Self-play may pass once the board is settled (`gocore.rules.board.is_settled`), not only after
     the opponent passed: shorter games, the same Tromp-Taylor results."""
+    loader_workers: int = 0
+    """Training batches: 0 decoded in-process (numpy symmetry); 1 raw uint8 batches with the symmetry and
+    float32 on the device (for a GPU); n >= 2 decoded by n processes (TrainConfig.loader_workers). The
+    same batches either way, so a rerun may change it."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
             raise ValueError(f"gate {self.gate!r} is not one of {', '.join(GATES)}")
-        if self.generations < 1 or self.games < 1 or self.sims < 1 or self.gate_games < 2:
-            raise ValueError("generations, games and sims must be >= 1, gate_games >= 2")
+        if self.generations < 1 or self.games < 1 or self.sims < 1 or self.gate_games < 2 or self.loader_workers < 0:
+            raise ValueError("generations, games and sims must be >= 1, gate_games >= 2, loader_workers >= 0")
         if not (0 < self.full_search_prob <= 1 and 0 < self.fast_sims_fraction <= 1):
             raise ValueError("full_search_prob and fast_sims_fraction must be in (0, 1]")
         if self.search is not None:
@@ -203,5 +207,5 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     return options
 
 
-RESUMABLE = frozenset({"generations"})
+RESUMABLE = frozenset({"generations", "loader_workers"})
 """Settings a rerun of a loop may change."""
