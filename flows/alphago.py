@@ -53,6 +53,7 @@ from tasks.app.steps import Steps
 from tasks.reinforce import check_rl_policy, train_rl_policy
 
 STAGE = 0  # the "generation" of every stage record: the pipeline runs once
+Devices = tuple[str, str]  # (training and the RL stage, the pool's games): `choose_device` names
 NEEDS = {"sl": (), "rollout": (), "rl": ("sl",), "value": ("sl", "rl"), "eval": ("sl", "rl", "value")}
 
 
@@ -79,16 +80,20 @@ def parse_stages(text: str | list[str] | tuple[str, ...]) -> tuple[str, ...]:
 
 @flow(name="alphago", log_prints=True)
 def alphago(settings: AlphaGoSettings = AlphaGoSettings(), stages: tuple[str, ...] = STAGES,
-            data_dir: str | None = None, device: str = "auto", sources: list[str] | None = None) -> AlphaGoSummary:
+            data_dir: str | None = None, device: str = "auto", sources: list[str] | None = None,
+            inference_device: str = "cpu") -> AlphaGoSummary:
     """Run the asked stages of pipeline `settings.name` that have no record yet.
 
     Args:
         settings: What the pipeline is (a rerun must keep it) and its expert dataset.
         stages: Stages to run, in pipeline order: sl, rollout, rl, value, eval.
         data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) of the datasets and registry.
-        device: Training device: auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i> or mps.
+        device: Training device: auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i> or mps; also
+            the RL stage's (one process that plays its games and learns from them).
         sources: Expert games to ingest into settings.dataset first if it is not there yet (anything
             ingest takes: gnugo-9x9:level=1,games=1500 has GNU Go play itself, offline).
+        inference_device: Where the pool's games run their nets (value data, the RL-vs-SL check,
+            the round robin): cpu by default, since each worker process would hold its own CUDA context.
     """
     data = layout.data_dir(data_dir)
     stages = parse_stages(stages)
@@ -97,7 +102,7 @@ def alphago(settings: AlphaGoSettings = AlphaGoSettings(), stages: tuple[str, ..
     with loops.lock(data, settings.name):
         loops.claim(data, settings.name, asdict(settings), RESUMABLE)
         for stage in stages:
-            _run_stage(settings, stage, data, device)
+            _run_stage(settings, stage, data, (device, inference_device))
     summary = alphago_summary(settings, data)
     create_table_artifact([{"stage": s, **{k: str(v) for k, v in r.items() if k not in ("generation", "step")}}
                            for s, r in summary.stages.items()], key=artifact_key("alphago", settings.name),
@@ -105,8 +110,9 @@ def alphago(settings: AlphaGoSettings = AlphaGoSettings(), stages: tuple[str, ..
     return summary
 
 
-def _run_stage(settings: AlphaGoSettings, stage: str, data: Path, device: str) -> dict[str, Any]:
-    """The stage's record: read if it has one, else the stage is run and then recorded."""
+def _run_stage(settings: AlphaGoSettings, stage: str, data: Path, devices: Devices) -> dict[str, Any]:
+    """The stage's record: read if it has one, else the stage is run and then recorded; `devices`:
+    (training, inference in the pool)."""
     steps = Steps(data, settings.name, STAGE)
     current = lambda record: stage != "eval" or record.get("eval_settings") == _eval_settings(settings)
     if (done := steps.done(stage)) is not None and current(done):
@@ -117,7 +123,7 @@ def _run_stage(settings: AlphaGoSettings, stage: str, data: Path, device: str) -
         raise AlphaGoError(f"stage {stage} needs stage {', '.join(missing)} of {settings.name} first "
                            f"(--stages {','.join([*missing, stage])})")
     print(f"{stage}: running")
-    facts = steps.step(stage, lambda: STAGE_WORK[stage](settings, data, device), current)
+    facts = steps.step(stage, lambda: STAGE_WORK[stage](settings, data, devices), current)
     print(f"{stage}: finished in {facts['seconds']:.0f} s ({headline(stage, facts)})")
     return facts
 
@@ -145,34 +151,35 @@ def _need_dataset(settings: AlphaGoSettings, data: Path) -> None:
                            f"with gozero ingest --source SOURCE --dataset {settings.dataset}") from error
 
 
-def _sl(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
+def _sl(settings: AlphaGoSettings, data: Path, devices: Devices) -> dict[str, Any]:
     _need_dataset(settings, data)
-    return train_sl_policy(settings, str(data), device)
+    return train_sl_policy(settings, str(data), devices[0])
 
 
-def _rollout(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
+def _rollout(settings: AlphaGoSettings, data: Path, devices: Devices) -> dict[str, Any]:
     _need_dataset(settings, data)
-    return train_rollout_policy(settings, str(data), device)
+    return train_rollout_policy(settings, str(data), devices[0])
 
 
-def _rl(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
+def _rl(settings: AlphaGoSettings, data: Path, devices: Devices) -> dict[str, Any]:
     sl = _model(settings, data, "sl")
-    trained = train_rl_policy(settings, sl, str(data))
-    check = check_rl_policy(settings, ModelRef(**trained["model"]), sl, str(data))
+    trained = train_rl_policy(settings, sl, str(data), devices[0])
+    check = check_rl_policy(settings, ModelRef(**trained["model"]), sl, str(data), devices[1])
     return {**trained, "check": check}
 
 
-def _value(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
+def _value(settings: AlphaGoSettings, data: Path, devices: Devices) -> dict[str, Any]:
     sl, rl = _model(settings, data, "sl"), _model(settings, data, "rl")
     batches = value_batches(settings)
-    futures = play_value_batch.map(batches, unmapped(settings), unmapped(sl.uri), unmapped(rl.uri), unmapped(str(data)))
+    futures = play_value_batch.map(batches, unmapped(settings), unmapped(sl.uri), unmapped(rl.uri), unmapped(str(data)),
+                                   unmapped(devices[1]))
     played = list(results_as_completed(futures))
-    trained = train_value_net(settings, str(data), device)
+    trained = train_value_net(settings, str(data), devices[0])
     check = check_value_net(settings, ModelRef(**trained["model"]), str(data))
     return {**trained, "value_rows": sum(b["rows"] for b in played), "batches": len(batches), "check": check}
 
 
-def _eval(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
+def _eval(settings: AlphaGoSettings, data: Path, devices: Devices) -> dict[str, Any]:
     from tasks.app.players import has_gnugo
 
     nets = {"policy": _model(settings, data, "sl"), "rl": _model(settings, data, "rl"),
@@ -181,7 +188,7 @@ def _eval(settings: AlphaGoSettings, data: Path, device: str) -> dict[str, Any]:
     if rollout and rollout.get("champion"):  # the search rolls out with it; else uniformly at random
         nets["rollout"] = ModelRef(**rollout["model"])
     players = eval_players(settings, nets, has_gnugo())
-    pairs = round_robin(settings, players, data)
+    pairs = round_robin(settings, players, data, devices[1])
     print(f"eval: {len(players)} players, {len(pairs)} matches of {settings.eval_games} games")
     futures = play_pair.map([match for match, _ in pairs], [s for _, s in pairs])
     summaries = list(results_as_completed(futures))
@@ -199,7 +206,7 @@ def _eval_settings(settings: AlphaGoSettings) -> dict[str, Any]:
             for name, value in asdict(settings).items() if name in RESUMABLE}
 
 
-STAGE_WORK: dict[str, Callable[[AlphaGoSettings, Path, str], dict[str, Any]]] = {
+STAGE_WORK: dict[str, Callable[[AlphaGoSettings, Path, Devices], dict[str, Any]]] = {
     "sl": _sl, "rollout": _rollout, "rl": _rl, "value": _value, "eval": _eval}
 
 
@@ -231,9 +238,11 @@ def alphago_summary(settings: AlphaGoSettings, data: Path) -> AlphaGoSummary:
 
 
 def run_alphago(settings: AlphaGoSettings, stages: tuple[str, ...] = STAGES, data_dir: str | None = None,
-                workers: int | None = None, dask_address: str | None = None, device: str = "auto") -> AlphaGoSummary:
+                workers: int | None = None, dask_address: str | None = None, device: str = "auto",
+                inference_device: str = "cpu") -> AlphaGoSummary:
     """Run the flow under one Prefect API, value batches and matches on a process pool of `workers`
     (default: cores) or a Dask cluster."""
     runner = task_runner(workers, dask_address)  # a bad Dask address fails now, before any server starts
     with prefect_api():
-        return alphago.with_options(task_runner=runner)(settings, stages, data_dir, device)
+        return alphago.with_options(task_runner=runner)(settings, stages, data_dir, device,
+                                                         inference_device=inference_device)

@@ -28,15 +28,18 @@ from tasks.evaluate import MatchSettings, finalize_match, plan_match, play_games
 def evaluate(black: str, white: str, games: int = 40, sims: int = 100, match_id: str | None = None,
              data_dir: str | None = None, gate: float = 0.55, sprt: SprtConfig | None = None,
              size: int = 9, komi: float = 7.5, max_moves: int | None = None, seed: int = 0, opening: int = 2,
-             gtp_timeout: float = 30.0, games_per_task: int = 2, parallel: int | None = None) -> dict[str, Any]:
+             gtp_timeout: float = 30.0, games_per_task: int = 2, parallel: int | None = None,
+             device: str = "cpu") -> dict[str, Any]:
     """Play `games` games of A (`black` in even games) against B; returns the summary with the gate.
 
     With `sprt`, chunks run in waves of `parallel` (default: cores) and the match stops once the
-    test decides.
+    test decides. Nets run on `device` in every worker (cpu by default: each worker process would
+    hold its own CUDA context).
     """
     match_id = match_id or matches.default_match_id(black, white)
     match = str(layout.match_dir(layout.data_dir(data_dir), match_id))
-    settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout)
+    settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout,
+                             device)
     print(f"match {match_id}: {black} vs {white}, {games} games -> {match}")
     chunks = plan_match(match, settings, games_per_task)
     progress = create_progress_artifact(0.0, key=artifact_key("match-progress", match_id),

@@ -40,7 +40,7 @@ from tasks.ladder import (
 @flow(name="ladder", log_prints=True, task_runner=StoppingProcessPool())
 def ladder(size: int = 9, data_dir: str | None = None, games_per_opponent: int = 10, opponents: int = 3,
            sims: int = 100, anchors: Sequence[str] = DEFAULT_ANCHORS, player: str | None = None,
-           komi: float = 7.5, games_per_task: int = 2, play: bool = True) -> Ladder:
+           komi: float = 7.5, games_per_task: int = 2, play: bool = True, device: str = "cpu") -> Ladder:
     """Rate `player` (default: the champion) with `games_per_opponent` games against each of its
     `opponents` most informative opponents (none if not `play`), refit and publish the ladder.
 
@@ -56,9 +56,11 @@ def ladder(size: int = 9, data_dir: str | None = None, games_per_opponent: int =
         komi: Komi of ladder games.
         games_per_task: Games per mapped task.
         play: Play the player's matches; off: only refit and publish the ladder.
+        device: Where nets run in the workers (auto, cpu, cuda, cuda:<i>, mps); cpu by default, as
+            each worker process would hold its own CUDA context.
     """
     data = str(layout.data_dir(data_dir))
-    settings = LadderSettings(size, games_per_opponent, opponents, sims, komi, tuple(anchors))
+    settings = LadderSettings(size, games_per_opponent, opponents, sims, komi, tuple(anchors), device=device)
     rated = fit_ratings(data, size)
     player = (player or champion(size, Path(data))) if play else None
     played: list[str] = []

@@ -68,17 +68,20 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
              encoder: str = "agz17", max_moves: int | None = None,
              resign_threshold: float | None = -0.9, run: str = "", full_search_prob: float = 1.0,
              fast_sims: int | None = None, forced_playouts: bool = False,
-             search: str = "puct", gumbel_scale: float = 1.0, pass_when_settled: bool = False) -> GenerationSummary:
+             search: str = "puct", gumbel_scale: float = 1.0, pass_when_settled: bool = False,
+             device: str = "cpu") -> GenerationSummary:
     """Play `games` self-play games of `model` into ``<data>/selfplay/gen=<generation>/`` (a loop
     `run`'s: ``<data>/loops/<run>/selfplay/gen=<generation>/``); the summary. With
     `full_search_prob` < 1 only that share of moves is searched with `sims` and makes rows, the
-    rest get `fast_sims` (KataGo's playout cap); `forced_playouts`: KataGo's, with pruned targets."""
+    rest get `fast_sims` (KataGo's playout cap); `forced_playouts`: KataGo's, with pruned targets.
+    `device`: where every worker runs the net (cpu by default: each would hold its own CUDA context)."""
     data = layout.data_dir(data_dir)
     selfplay_files.clean_partial(data, generation, run)  # before any task writes there
     settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
                                 resign_threshold=resign_threshold, run=run, full_search_prob=full_search_prob,
                                 fast_sims=fast_sims, forced_playouts=forced_playouts, search=search,
-                                gumbel_scale=gumbel_scale, pass_when_settled=pass_when_settled, local_model=local_model(model, data))  # workers: no MLflow import
+                                gumbel_scale=gumbel_scale, pass_when_settled=pass_when_settled, device=device,
+                                local_model=local_model(model, data))  # workers: no MLflow import
     asked = games_per_task or default_games_per_task(games, None)
     per_task = selfplay_files.pin_split(data, generation, games, seed, asked, run)
     if per_task != asked:

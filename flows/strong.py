@@ -39,7 +39,7 @@ from tasks.zero import champion
 
 @flow(name="strong", log_prints=True)
 def strong(settings: StrongSettings = StrongSettings(), data_dir: str | None = None, workers: int | None = None,
-           dask_address: str | None = None, device: str = "auto") -> dict[str, Any]:
+           dask_address: str | None = None, device: str = "auto", inference_device: str = "cpu") -> dict[str, Any]:
     """Run (or continue) the strength recipe `settings.name` until its CPU budget is spent.
 
     Args:
@@ -48,6 +48,8 @@ def strong(settings: StrongSettings = StrongSettings(), data_dir: str | None = N
         workers: Processes for GNU Go games, self-play, gates and anchor games (default: cores).
         dask_address: Run those games on this Dask scheduler instead.
         device: Training device: auto, cpu, cuda, cuda:<i> or mps.
+        inference_device: Where the loop's and the anchors' games run their nets, in every worker:
+            cpu by default (each worker process would hold its own CUDA context).
     """
     data = layout.data_dir(data_dir)
     runner = task_runner(workers, dask_address)
@@ -63,10 +65,10 @@ def strong(settings: StrongSettings = StrongSettings(), data_dir: str | None = N
                 print(f"recipe {settings.name}: {settings.budget_cpu_hours} CPU hours spent, no generation {generation}")
                 break
             zero_loop.with_options(task_runner=runner)(replace(loop, generations=generation), str(data), workers,
-                                                       dask_address, device)
+                                                       dask_address, device, inference_device=inference_device)
             promoted = loops.read_step(data, settings.name, generation, "promote")
             if promoted and promoted["promoted"]:
-                _rate(settings, data, champion(loop, data).uri, generation, runner, workers)
+                _rate(settings, data, champion(loop, data).uri, generation, runner, workers, inference_device)
     return publish_curve(settings, data)
 
 
@@ -89,22 +91,22 @@ def _supervised(settings: StrongSettings, data: Path, device: str) -> dict[str, 
 
 
 def _rate(settings: StrongSettings, data: Path, model: str, generation: int, runner: Any,
-          workers: int | None) -> None:
+          workers: int | None, device: str = "cpu") -> None:
     """Generation `generation`'s champion `model` against the anchors (once), then the curve."""
     Steps(data, settings.recipe, generation).step(
-        "anchors", lambda: _anchors(settings, data, model, generation, runner, workers))
+        "anchors", lambda: _anchors(settings, data, model, generation, runner, workers, device))
     publish_curve(settings, data)
 
 
 def _anchors(settings: StrongSettings, data: Path, model: str, generation: int, runner: Any,
-             workers: int | None) -> dict[str, Any]:
+             workers: int | None, device: str = "cpu") -> dict[str, Any]:
     """`model` against every anchor: win rates with their clustered intervals (rated on the ladder)."""
     results = {}
     for anchor in settings.anchors:
         match = f"{settings.name}-gen{generation}-vs-{anchor}"
         summary = evaluate.with_options(task_runner=runner)(
             model, anchor, settings.anchor_games, settings.anchor_sims, match, str(data),
-            size=settings.size, komi=settings.komi, seed=settings.seed + generation, parallel=workers)
+            size=settings.size, komi=settings.komi, seed=settings.seed + generation, parallel=workers, device=device)
         results[anchor] = {"games": summary["games"], "win_rate": round(summary["a_winrate"], 4),
                            "low": round(summary["a_winrate_low"], 4), "high": round(summary["a_winrate_high"], 4),
                            "match": match}
@@ -122,7 +124,7 @@ def _is_spent(settings: StrongSettings, data: Path, generation: int) -> bool:
 
 
 def run_strong(settings: StrongSettings, data_dir: str | None = None, workers: int | None = None,
-               dask_address: str | None = None, device: str = "auto") -> dict[str, Any]:
+               dask_address: str | None = None, device: str = "auto", inference_device: str = "cpu") -> dict[str, Any]:
     """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set)."""
     with prefect_api():
-        return strong(settings, data_dir, workers, dask_address, device)
+        return strong(settings, data_dir, workers, dask_address, device, inference_device)

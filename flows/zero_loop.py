@@ -45,7 +45,8 @@ GATE_SPRT = SprtConfig(elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
 @flow(name="zero-loop", log_prints=True)
 def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = None, workers: int | None = None,
               dask_address: str | None = None, device: str = "auto",
-              more_generations: int | None = None, minutes: float | None = None) -> LoopSummary:
+              more_generations: int | None = None, minutes: float | None = None,
+              inference_device: str = "cpu") -> LoopSummary:
     """Run the loop `settings.loop` up to `settings.generations` generations (resuming where it stopped).
 
     Args:
@@ -59,6 +60,9 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
             settings.generations.
         minutes: Start no new generation once the loop has spent this many wall minutes learning
             (self-play, training, gate; a generation under way is finished).
+        inference_device: Where self-play, gate and ladder games run their nets, in every worker
+            (same names as `device`): cpu by default, since each worker process would hold its own
+            CUDA context. Two parameters, not one: training wants the GPU by default, the pool not.
     """
     data = layout.data_dir(data_dir)
     if more_generations is not None:
@@ -73,7 +77,7 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
             if minutes is not None and is_budget_spent(data, settings.loop, generation, minutes):
                 print(f"loop {settings.loop}: {minutes} minutes spent, no generation {generation}")
                 break
-            run_generation(settings, data, generation, workers, dask_address, device)
+            run_generation(settings, data, generation, workers, dask_address, device, inference_device)
             publish_table(settings, data)  # a new version of the table after each generation
     return loop_summary(settings, data)
 
@@ -109,22 +113,24 @@ def publish_table(settings: LoopSettings, data: Path) -> None:
 
 
 def run_generation(settings: LoopSettings, data: Path, generation: int, workers: int | None,
-                   dask_address: str | None, device: str) -> None:
-    """Every step of one generation that has no record yet."""
+                   dask_address: str | None, device: str, inference_device: str = "cpu") -> None:
+    """Every step of one generation that has no record yet; training on `device`, games on
+    `inference_device`."""
     step = Steps(data, settings.loop, generation).step
     start = step("start", lambda: {"champion": asdict(champion(settings, data)),
                                    "resign_threshold": _resign_threshold(settings, data, generation)})
     pinned = ModelRef(**start["champion"])
     played = step("selfplay", lambda: _selfplay(settings, data, generation, pinned, start["resign_threshold"],
-                                                workers, dask_address))
+                                                workers, dask_address, inference_device))
     trained = step("train", lambda: train_candidate(settings, generation, pinned, str(data), device))
     candidate = ModelRef(pinned.name, int(trained["candidate"]))
-    gate = step("gate", lambda: _gate(settings, data, generation, candidate, pinned, workers, dask_address))
+    gate = step("gate", lambda: _gate(settings, data, generation, candidate, pinned, workers, dask_address,
+                                      inference_device))
     promoted = step("promote", lambda: _promote(settings, data, generation, candidate, gate, played, trained, start))
     step("calibrate", lambda: {"resign_threshold": next_resign_threshold(
         settings, tuple(played["winner_lows"]), start["resign_threshold"])})
     step("ladder", lambda: _ladder(settings, data, candidate if promoted["promoted"] else None, workers,
-                                   dask_address))
+                                   dask_address, inference_device))
 
 
 def _resign_threshold(settings: LoopSettings, data: Path, generation: int) -> float:
@@ -134,28 +140,28 @@ def _resign_threshold(settings: LoopSettings, data: Path, generation: int) -> fl
 
 
 def _selfplay(settings: LoopSettings, data: Path, generation: int, player: ModelRef, resign_threshold: float,
-              workers: int | None, dask_address: str | None) -> dict[str, Any]:
-    """The champion's self-play games of this generation (subflow `selfplay`)."""
+              workers: int | None, dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
+    """The champion's self-play games of this generation (subflow `selfplay`), nets on `device`."""
     run = selfplay.with_options(task_runner=task_runner(workers, dask_address))
     summary = run(player.uri, settings.games, settings.sims, generation, str(data),
                   games_per_task=default_games_per_task(settings.games, workers),
                   seed=settings.seed * 1_000 + generation, size=settings.size, komi=settings.komi,
-                  resign_threshold=resign_threshold, run=settings.loop, **selfplay_search(settings))
+                  resign_threshold=resign_threshold, run=settings.loop, device=device, **selfplay_search(settings))
     return {"games": summary.counts.games, "rows": summary.rows, "mean_length": round(summary.mean_length, 1),
             "counts": asdict(summary.counts), "winner_lows": list(summary.winner_lows),
             "resign_threshold": resign_threshold}
 
 
 def _gate(settings: LoopSettings, data: Path, generation: int, candidate: ModelRef, holder: ModelRef,
-          workers: int | None, dask_address: str | None) -> dict[str, Any]:
-    """Candidate (A) against the champion (B), alternating colours; the gate's verdict."""
+          workers: int | None, dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
+    """Candidate (A) against the champion (B), alternating colours, nets on `device`; the gate's verdict."""
     if settings.gate == "off":
         return {"passed": True, "rule": "off", "games": 0, "win_rate": None}
     run = evaluate.with_options(task_runner=task_runner(workers, dask_address))
     summary = run(candidate.uri, holder.uri, settings.gate_games, settings.sims,
                   f"{settings.loop}-gen{generation}-gate", str(data), gate=0.55,
                   sprt=GATE_SPRT if settings.gate == "sprt" else None, size=settings.size, komi=settings.komi,
-                  seed=settings.seed * 1_000 + generation, parallel=workers)
+                  seed=settings.seed * 1_000 + generation, parallel=workers, device=device)
     return {"passed": bool(summary["gate_passed"]), "rule": summary["gate_rule"], "games": summary["games"],
             "win_rate": round(summary["a_winrate"], 4), "elo": summary["elo"], "sprt": summary["sprt"],
             "match": f"{settings.loop}-gen{generation}-gate"}
@@ -177,13 +183,14 @@ def _promote(settings: LoopSettings, data: Path, generation: int, candidate: Mod
 
 
 def _ladder(settings: LoopSettings, data: Path, promoted: ModelRef | None, workers: int | None,
-            dask_address: str | None) -> dict[str, Any]:
+            dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
     """The new champion's ladder games and the refit ladder (gate games are rated too); its Elo."""
     if promoted is None or settings.ladder_opponents == 0:
         return {"played": False}
     run = ladder.with_options(task_runner=task_runner(workers, dask_address))
     table = run(settings.size, str(data), games_per_opponent=settings.ladder_games,
-                opponents=settings.ladder_opponents, sims=settings.sims, player=promoted.uri, komi=settings.komi)
+                opponents=settings.ladder_opponents, sims=settings.sims, player=promoted.uri, komi=settings.komi,
+                device=device)
     mine = next((row for row in table.rows if row.player == promoted.label), None)  # tagged by the ladder
     return {"played": True, "matches": list(table.matches),
             "elo": None if mine is None else round(mine.elo, 1),
@@ -198,9 +205,11 @@ def loop_summary(settings: LoopSettings, data: Path) -> LoopSummary:
 
 
 def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,
-                  dask_address: str | None = None, device: str = "auto", minutes: float | None = None) -> LoopSummary:
+                  dask_address: str | None = None, device: str = "auto", minutes: float | None = None,
+                  inference_device: str = "cpu") -> LoopSummary:
     """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set), its
     mapped tasks on a process pool of `workers` or the Dask scheduler at `dask_address`."""
     dask_address = dask_scheduler(dask_address) if dask_address else None  # a bad address fails now
     with prefect_api():
-        return zero_loop(settings, data_dir, workers, dask_address, device, minutes=minutes)
+        return zero_loop(settings, data_dir, workers, dask_address, device, minutes=minutes,
+                         inference_device=inference_device)

@@ -105,9 +105,10 @@ def value_batches(settings: AlphaGoSettings) -> list[tuple[int, int, int]]:
 
 @task(cache_policy=NO_CACHE)
 def play_value_batch(batch: tuple[int, int, int], settings: AlphaGoSettings, sl_uri: str, rl_uri: str,
-                     data_dir: str) -> dict[str, Any]:
-    """One batch of value data (skipped if stored): SL moves, a random move at U, RL to the end."""
-    from gocore.nn.device import set_threads
+                     data_dir: str, device: str = "cpu") -> dict[str, Any]:
+    """One batch of value data (skipped if stored): SL moves, a random move at U, RL to the end;
+    the nets on `device` (cpu by default: batches run side by side in a pool)."""
+    from gocore.nn.device import choose_device, set_threads
     from gocore.nn.reinforce import net_encoder
     from gocore.nn.value_data import value_columns, value_samples
     from tasks.app.models import load_model
@@ -118,7 +119,8 @@ def play_value_batch(batch: tuple[int, int, int], settings: AlphaGoSettings, sl_
         return {"rows": int(done["rows"]), "skipped": True}
     set_threads(1)  # batches run side by side in a pool
     sl, rl = load_model(sl_uri, data), load_model(rl_uri, data)
-    samples = value_samples(sl.net, rl.net, games, settings.size, settings.komi, np.random.default_rng(seed),
+    where = choose_device(device)
+    samples = value_samples(sl.net.to(where), rl.net.to(where), games, settings.size, settings.komi, np.random.default_rng(seed),
                             max_u=settings.max_u)
     ids = [f"value-g{generation}-s{seed}-{index:04d}" for index in range(games)]
     encoder = net_encoder(sl.net)

@@ -89,8 +89,10 @@ def eval_players(settings: AlphaGoSettings, nets: dict[str, ModelRef], has_gnugo
     return players
 
 
-def round_robin(settings: AlphaGoSettings, players: list[EvalPlayer], data: Path) -> list[tuple[str, MatchSettings]]:
-    """(match dir, settings) of every pair, each pair once (colours alternate inside a match)."""
+def round_robin(settings: AlphaGoSettings, players: list[EvalPlayer], data: Path,
+                device: str = "cpu") -> list[tuple[str, MatchSettings]]:
+    """(match dir, settings) of every pair, each pair once (colours alternate inside a match); nets
+    run on `device`."""
     pairs = []
     for a, b in itertools.combinations(players, 2):
         match_id = f"{settings.name}-eval-{a.label}-vs-{b.label}"
@@ -98,7 +100,8 @@ def round_robin(settings: AlphaGoSettings, players: list[EvalPlayer], data: Path
         config = MatchConfig(settings.size, settings.komi, None, settings.seed * 1000 + zlib.crc32(match_id.encode()) % 1000)
         match = layout.match_dir(data, match_id)
         games = max(settings.eval_games, settings.key_games or 0) if is_key_pair(a, b) else settings.eval_games
-        pairs.append((str(match), MatchSettings(a.spec, b.spec, games, _pair_sims(settings, a, b), config)))
+        pairs.append((str(match), MatchSettings(a.spec, b.spec, games, _pair_sims(settings, a, b), config,
+                                                     device=device)))
     return pairs
 
 

@@ -50,15 +50,18 @@ class MatchSettings:
     """Board size, komi, move cap, seed."""
     gtp_timeout: float = 30.0
     """Seconds an external engine gets per command before it loses the game."""
+    device: str = "cpu"
+    """Where nets run (`choose_device`): cpu, as every pool worker would hold its own CUDA context;
+    not in match.json (a match may resume on another device)."""
 
     def player_settings(self) -> PlayerSettings:
         """How the match's players play: its board, komi, budget and engine timeout."""
-        return PlayerSettings(self.config.size, self.config.komi, self.sims, self.gtp_timeout)
+        return PlayerSettings(self.config.size, self.config.komi, self.sims, self.gtp_timeout, device=self.device)
 
     def to_dict(self) -> dict[str, Any]:
         """The flat JSON form written to match.json."""
         flat = asdict(self)
-        return {**{k: v for k, v in flat.items() if k != "config"}, **flat["config"], "rules": RULES}
+        return {**{k: v for k, v in flat.items() if k not in ("config", "device")}, **flat["config"], "rules": RULES}
 
 
 def _data_of(match: Path) -> Path:

@@ -60,6 +60,8 @@ class LadderSettings:
     """Fixed players besides random (GNU Go ones are skipped when it is not installed)."""
     gtp_timeout: float = 30.0
     """Seconds an external engine gets per command."""
+    device: str = "cpu"
+    """Where nets run in the pool's workers (`choose_device`): cpu unless asked."""
 
 
 @dataclass(frozen=True)
@@ -213,7 +215,7 @@ def ladder_match(entrant: LadderPlayer, opponent: LadderPlayer, settings: Ladder
     """(match dir, settings) of the ladder match of `entrant` (A) against `opponent` (B)."""
     match = layout.match_dir(data, match_id(entrant.name, opponent.name, settings.size))
     return str(match), MatchSettings(entrant.spec, opponent.spec, settings.games_per_opponent, settings.sims,
-                                     MatchConfig(settings.size, settings.komi), settings.gtp_timeout)
+                                     MatchConfig(settings.size, settings.komi), settings.gtp_timeout, settings.device)
 
 
 def ladder_rows(data: Path, size: int, rated: list[Rating] | None = None) -> tuple[LadderRow, ...]:

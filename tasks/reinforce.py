@@ -43,20 +43,22 @@ def rl_run_key(settings: AlphaGoSettings) -> str:
 
 
 @task(cache_policy=NO_CACHE, tags=[GPU_TAG])
-def train_rl_policy(settings: AlphaGoSettings, sl: ModelRef, data_dir: str) -> dict[str, Any]:
-    """Stage 3: the RL policy by REINFORCE from `sl`; every K-th iteration a registered snapshot."""
-    from gocore.nn.device import set_threads
+def train_rl_policy(settings: AlphaGoSettings, sl: ModelRef, data_dir: str, device: str = "auto") -> dict[str, Any]:
+    """Stage 3: the RL policy by REINFORCE from `sl`; every K-th iteration a registered snapshot.
+    The games and the updates run on `device` (`choose_device`): one process, the `gpu` slot's."""
+    from gocore.nn.device import choose_device, set_threads
 
     set_threads()
+    where = choose_device(device)
     data = Path(data_dir)
     directory = run_dirs.run_dir(data, rl_run_key(settings))
-    net = build_net({**load_net(sl.uri, data).config.to_dict(), "family": "rl"})
+    net = build_net({**load_net(sl.uri, data).config.to_dict(), "family": "rl"}).to(where)
     optimizer = torch.optim.SGD(net.parameters(), lr=settings.rl_lr)
     start, pool, history = _resume(settings, sl, net, optimizer, directory, data)
     started = time.perf_counter()
     for iteration in range(start, settings.iterations):
         rng = np.random.default_rng([settings.seed, iteration])
-        opponent = load_net(ModelRef(settings.model("rl"), pool[int(rng.integers(len(pool)))]).uri, data)
+        opponent = load_net(ModelRef(settings.model("rl"), pool[int(rng.integers(len(pool)))]).uri, data).to(where)
         games = play_policy_games(net, opponent, settings.games_per_iteration, settings.size, settings.komi, rng)
         metrics = reinforce_step(net, optimizer, games, settings.baseline)
         for name, value in metrics.items():
@@ -117,12 +119,14 @@ def _checkpoint(directory: Path, net: Any, optimizer: torch.optim.Optimizer, ite
 
 
 @task(cache_policy=NO_CACHE)
-def check_rl_policy(settings: AlphaGoSettings, rl: ModelRef, sl: ModelRef, data_dir: str) -> dict[str, Any]:
-    """RL policy (A) against the SL policy, colours alternating; champion if it scores >= 55 %."""
+def check_rl_policy(settings: AlphaGoSettings, rl: ModelRef, sl: ModelRef, data_dir: str,
+                    device: str = "cpu") -> dict[str, Any]:
+    """RL policy (A) against the SL policy, colours alternating, nets on `device`; champion if it
+    scores >= 55 %."""
     data = Path(data_dir)
     match = str(layout.match_dir(data, f"{settings.name}-rl-{rl.version}-vs-sl-{sl.version}"))
     config_match = MatchSettings(rl.uri, sl.uri, settings.check_games, 1,
-                                 _match_config(settings, settings.seed + 7))
+                                 _match_config(settings, settings.seed + 7), device=device)
     for chunk in start_match(match, config_match, games_per_chunk=settings.check_games):
         play_chunk(match, config_match, chunk)
     summary = finish_match(match, config_match, gate=GATE)

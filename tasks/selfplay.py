@@ -111,7 +111,7 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
     return_large_buffers()  # a worker's memory stays near what one batch needs (gocore.nn.device)
     with _torch_threads(settings.torch_threads):
         evaluator, model_version, net_encoder = load_evaluator(settings.model, settings.size, str(data),
-                                                               settings.local_model)
+                                                               settings.local_model, settings.device)
         search = SELFPLAY.replace(simulations=settings.sims, max_moves=settings.max_moves,
                                   resign_threshold=settings.resign_threshold,
                                   full_search_prob=settings.full_search_prob, fast_simulations=settings.fast_sims,
@@ -160,9 +160,10 @@ def _result(sidecar: Mapping[str, Any], skipped: bool) -> BatchResult:
 
 
 def load_evaluator(model_uri: str, size: int, data_dir: str | None,
-                   local: tuple[str, str] | None = None) -> tuple[Evaluator, str, str | None]:
+                   local: tuple[str, str] | None = None, device: str = "cpu") -> tuple[Evaluator, str, str | None]:
     """(evaluator, model version label, the net's encoder or None) for a model URI, dir or ``uniform``;
-    `local`: the (directory, label) the URI was resolved to, read instead of asking the registry."""
+    `local`: the (directory, label) the URI was resolved to, read instead of asking the registry;
+    `device`: where the net runs (`choose_device`)."""
     from gocore.nn.inference import NetEvaluator, UniformEvaluator
 
     if model_uri == UNIFORM:
@@ -175,7 +176,7 @@ def load_evaluator(model_uri: str, size: int, data_dir: str | None,
     if net.config.board_size != size:
         raise SelfPlayError(f"{model_uri} plays {net.config.board_size}x{net.config.board_size}, "
                             f"not {size}x{size}")
-    evaluator = NetEvaluator(net, conv_path=conv_path_for(net, data_dir))
+    evaluator = NetEvaluator(net, device=device, conv_path=conv_path_for(net, data_dir, device))
     return evaluator, version, evaluator.encoder
 
 

@@ -17,7 +17,16 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, SIZE_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    PIPELINE_DEVICE_HELP,
+    SIZE_HELP,
+    console,
+    fail,
+    pipeline_devices,
+    quiet_prefect,
+    user_errors,
+)
 from flows.cli.fields import declared_fields, settings_epilog
 
 if TYPE_CHECKING:
@@ -58,7 +67,8 @@ def alphago(
     workers: Annotated[int | None, typer.Option(min=1, help="processes for value data and matches (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run the ingest's encoding, the value data games and "
                                                      "the evaluation matches on this Dask scheduler")] = None,
-    device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
+    device: Annotated[str | None, typer.Option(help=PIPELINE_DEVICE_HELP + "; the RL stage plays and learns "
+                                                   "in one process, on the training device")] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
 ) -> None:
@@ -69,6 +79,7 @@ def alphago(
     from tasks.app.sizes import resolve_size
 
     data = layout.data_dir(data_dir)
+    devices = pipeline_devices(device)
     with user_errors():  # the sources and an existing --dataset name the size
         size = resolve_size(size, *(source or ()), datasets=[layout.dataset_dir(data, dataset)] if dataset else [])
         chosen = parse_stages(stages)
@@ -89,7 +100,7 @@ def alphago(
     with prefect_api():
         if source:
             _ingest(source, settings, data, workers, dask_address)
-        summary = _run_live(settings, chosen, data, workers, dask_address, device)
+        summary = _run_live(settings, chosen, data, workers, dask_address, devices)
     if summary.table is not None:
         from tasks.alphago_eval import table_markdown
 
@@ -145,8 +156,9 @@ def _ingest(source: list[str], settings: AlphaGoSettings, data: Path, workers: i
 
 
 def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, workers: int | None,
-              dask_address: str | None, device: str):
-    """The flow, with the table of stages redrawn from the records on disk."""
+              dask_address: str | None, devices: tuple[str, str]):
+    """The flow (training and the RL stage on `devices[0]`, the pool's games on `devices[1]`), with
+    the table of stages redrawn from the records on disk."""
     from flows.alphago import run_alphago
 
     console.print(f"AlphaGo pipeline [bold]{settings.name}[/]: stages {','.join(stages)}, {settings.preset} "
@@ -154,7 +166,7 @@ def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, wo
     stop = threading.Event()
     if not console.is_terminal:  # a pipe or a log: a plain line per finished stage, ending with a newline
         return _run_plain(settings, stages, data, lambda: run_alphago(settings, stages, str(data), workers,
-                                                                       dask_address, device))
+                                                                       dask_address, *devices))
     with Live(stages_table(settings, stages, data), console=console, auto_refresh=False) as live:
         def poll() -> None:
             while not stop.wait(0.5):
@@ -164,7 +176,7 @@ def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, wo
         thread.start()
         try:
             with user_errors():
-                return run_alphago(settings, stages, str(data), workers, dask_address, device)
+                return run_alphago(settings, stages, str(data), workers, dask_address, *devices)
         finally:
             stop.set()
             thread.join()

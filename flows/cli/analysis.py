@@ -17,7 +17,16 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, fail, protocol_streams, use_threads, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    DEVICE_HELP,
+    THREADS_HELP,
+    checked_device,
+    fail,
+    protocol_streams,
+    use_threads,
+    user_errors,
+)
 
 
 def analysis(
@@ -30,11 +39,13 @@ def analysis(
                                              "the --model's, else 9; a size it contradicts is refused)")] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP)] = None,
+    device: Annotated[str, typer.Option(help=DEVICE_HELP)] = "auto",
 ) -> None:
     """Answer KataGo analysis-engine JSON queries (one per line) on stdin/stdout, for KaTrain."""
     logging.basicConfig(stream=sys.stderr, level=logging.WARNING, format="gozero analysis: %(levelname)s %(message)s")
     from tasks.app.sizes import resolve_size
 
+    checked_device(device)
     with user_errors():
         given, size = size, resolve_size(size, model)
     with protocol_streams() as (stdin, stdout):
@@ -49,7 +60,7 @@ def analysis(
         board_size = loaded.net.config.board_size
         if given is not None and board_size != given:  # a model whose name did not say its size
             raise fail(f"--size {given} contradicts {loaded.version} ({board_size}x{board_size})")
-        evaluator = NetEvaluator(loaded.net, conv_path=conv_path_for(loaded.net, data_dir))
+        evaluator = NetEvaluator(loaded.net, device=device, conv_path=conv_path_for(loaded.net, data_dir, device))
         server = AnalysisServer(evaluator, board_size, visits, name=f"gozero ({loaded.version})",
                                 stdout=stdout, max_visits=visits_for_memory(tree_memory, board_size))
         try:

@@ -26,6 +26,12 @@ DATA_DIR_HELP = "data dir (default: $GOZERO_DATA, else ~/.local/share/gozero or 
 THREADS_HELP = "torch threads (default: $GOZERO_THREADS, else the cores idle at start)"
 SIZE_HELP = (f"board size (default: the one its models, sources or dataset name, else {DEFAULT_SIZE}; "
              "a size they contradict is refused)")
+DEVICE_NAMES = "auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i>, mps"
+DEVICE_HELP = f"where the net runs: {DEVICE_NAMES}"
+WORKERS_DEVICE_HELP = (f"where the workers' nets run: {DEVICE_NAMES} (default: cpu; with a GPU each worker "
+                       "process holds its own CUDA context)")
+PIPELINE_DEVICE_HELP = (f"where training and every worker's games run: {DEVICE_NAMES} (default: training "
+                        "auto, games cpu; with a GPU each game process holds its own CUDA context)")
 console = Console()
 errors = Console(stderr=True)
 
@@ -109,6 +115,25 @@ def use_threads(threads: int | None) -> int:
 
     with user_errors():
         return set_threads(threads)
+
+
+def checked_device(device: str) -> str:
+    """`device` if this machine has it (`gocore.nn.device.choose_device`), else the one-line exit:
+    called before any work, since a worker would only find out after the server started."""
+    from gocore.nn.device import choose_device
+
+    with user_errors():
+        choose_device(device)
+    return device
+
+
+def pipeline_devices(device: str | None) -> tuple[str, str]:
+    """(training, the workers' games) devices of a pipeline's --device, checked: one device named
+    means both; none means auto for training and cpu for the pool (one CUDA context per worker
+    process would crowd the GPU)."""
+    if device is None:
+        return "auto", "cpu"
+    return checked_device(device), device
 
 
 @contextlib.contextmanager

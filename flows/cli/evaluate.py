@@ -22,8 +22,10 @@ from rich.table import Table
 
 from flows.cli.common import (
     DATA_DIR_HELP,
+    DEVICE_NAMES,
     SIZE_HELP,
     THREADS_HELP,
+    checked_device,
     console,
     fail,
     quiet_prefect,
@@ -59,6 +61,9 @@ def evaluate(
     workers: Annotated[int, typer.Option(min=0, help="0: play here; N: the Prefect flow on N processes")] = 0,
     dask_address: Annotated[str | None, typer.Option(help="run the flow's games on this Dask scheduler")] = None,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP + " (with a net playing here)")] = None,
+    device: Annotated[str | None, typer.Option(help=f"where nets run: {DEVICE_NAMES} (default: auto when "
+                                                   "playing here, cpu with --workers or --dask-address: with a "
+                                                   "GPU each worker process holds its own CUDA context)")] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --workers)")] = False,
 ) -> None:
     """Play a match between two players, live, and print the win rate, Elo and gate decision."""
@@ -70,9 +75,12 @@ def evaluate(
     from tasks.app.sizes import resolve_size
     from tasks.evaluate import MatchSettings
 
+    here = workers == 0 and not dask_address
+    device = checked_device(device or ("auto" if here else "cpu"))
     with user_errors():
         size = resolve_size(size, black, white)
-    settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout)
+    settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout,
+                             device)
     match_id = match_id or matches.default_match_id(black, white)
     data = layout.data_dir(data_dir)
     try:
@@ -88,7 +96,7 @@ def evaluate(
     console.print(f"match [bold]{match_id}[/]: A = [bold]{black}[/], B = [bold]{white}[/], {games} games, "
                   f"{size}x{size}, komi {komi:g} -> {match}", soft_wrap=True)
     threshold = 0.55 if gate is None else gate
-    if workers == 0 and not dask_address:
+    if here:
         summary = _play_here(match, settings, threshold, sprt_config)
     else:
         summary = _run_flow(match, settings, threshold, sprt_config, workers, dask_address)
@@ -145,7 +153,7 @@ def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: Sp
                                        str(match.parent.parent), gate, sprt_config, workers=workers or None,
                                        dask_address=dask_address, size=config.size, komi=config.komi,
                                        max_moves=config.max_moves, seed=config.seed, opening=config.opening,
-                                       gtp_timeout=settings.gtp_timeout)
+                                       gtp_timeout=settings.gtp_timeout, device=settings.device)
         finally:
             stop.set()
             thread.join()

@@ -23,7 +23,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, protocol_streams, use_threads
+from flows.cli.common import DATA_DIR_HELP, DEVICE_HELP, THREADS_HELP, protocol_streams, use_threads
 from tasks.app.players import SPECS_HELP
 
 PONDER_HELP = ("root visits at which lz-/kata-analyze stop searching and wait for the next command (default: the "
@@ -45,6 +45,7 @@ def gtp(
     ponder: Annotated[int | None, typer.Option(min=1, help=PONDER_HELP)] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     threads: Annotated[int | None, typer.Option(min=1, help=THREADS_HELP + " (with a model)")] = None,
+    device: Annotated[str, typer.Option(help=DEVICE_HELP + " (with a model)")] = "auto",
     verbose: Annotated[bool, typer.Option(help="log more (INFO) to stderr; refused commands are always logged")] = False,
 ) -> None:
     """Play Go over GTP v2 on stdin/stdout, for GUIs and other engines."""
@@ -55,10 +56,13 @@ def gtp(
             raise _fail("give --model or --agent, not both (but --agent alphago --model POLICY,VALUE[,ROLLOUT])")
         agent, model = f"{agent}:{model}", None  # AlphaGo's search over these two nets
     from gocore.errors import GozeroError
+    from gocore.nn.device import choose_device
     from tasks.app.players import parse_player
     from tasks.app.sizes import resolve_size
 
-    try:  # a bad spec, or a --size its model contradicts, is refused before anything answers
+    try:  # a bad spec or device, or a --size its model contradicts, is refused before anything answers
+        if device != "auto":  # auto is always there; torch loads later, while name is answered
+            choose_device(device)
         if agent is not None:
             parse_player(agent)
         resolve_size(size, agent or model)
@@ -66,13 +70,13 @@ def gtp(
         raise _fail(str(error)) from None
     with protocol_streams() as (stdin, stdout):
         try:
-            _session(stdin, stdout, agent, model, size, komi, sims, seed, ponder, data_dir, threads)
+            _session(stdin, stdout, agent, model, size, komi, sims, seed, ponder, data_dir, threads, device)
         except BaseException as error:  # noqa: BLE001 - every way out ends here, see _leave
             _leave(error, stdout)
 
 
 def _session(stdin, stdout, agent: str | None, model: str | None, size: int | None, komi: float, sims: int,
-             seed: int, ponder: int, data_dir: Path | None, threads: int | None) -> None:
+             seed: int, ponder: int, data_dir: Path | None, threads: int | None, device: str = "auto") -> None:
     """Load the player (answering name and protocol_version meanwhile), then serve GTP until quit."""
     from gocore.play.gtp_analysis import LineReader
     from gocore.play.gtp_loading import load_answering
@@ -82,13 +86,13 @@ def _session(stdin, stdout, agent: str | None, model: str | None, size: int | No
     def load():
         from gocore.play.gtp import GtpEngine
 
-        player = _player(agent, model, size, komi, sims, data_dir, threads)
+        player = _player(agent, model, size, komi, sims, data_dir, threads, device)
         label = player.label if agent is not None else f"{_model_label(player.label, data_dir)}, {player.kind}"
         return player, label, GtpEngine
 
     player, label, GtpEngine = load_answering(load, lines, stdout, "gozero")
     # No --model: a boardsize N loads the champion of N (`ChampionsBySize`); else the size is the model's.
-    champions = ChampionsBySize(player, seed, komi, sims, data_dir) if agent is None and model is None else None
+    champions = ChampionsBySize(player, seed, komi, sims, data_dir, device) if agent is None and model is None else None
     start = player.board_size or size or 9
     try:
         engine = GtpEngine(champions.agent if champions else player.make(seed), name="gozero",
@@ -137,7 +141,7 @@ def _fail(message: str) -> typer.Exit:
 
 
 def _player(agent: str | None, model: str | None, size: int | None, komi: float, sims: int,
-            data_dir: Path | None, threads: int | None):
+            data_dir: Path | None, threads: int | None, device: str = "auto"):
     """The `tasks.app.players` player of --agent, else of --model (default: the champion of --size);
     whatever refuses it becomes our one line."""
     from gocore.errors import GozeroError
@@ -155,17 +159,19 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
         elif (parsed := parse_player(spec)).kind == "alphago":  # it plays its policy net's size
             use_threads(threads)
             size = size or (load_net(parsed.command[0], data_dir).config.board_size if parsed.command else None)
-        return build_player(spec, _settings(size or 9, komi, sims), data_dir)
+        return build_player(spec, _settings(size or 9, komi, sims, device), data_dir)
     except GozeroError as error:
         hint = "" if agent else f" (or play without a model: --agent {SPECS_HELP})"
         raise _fail(f"{error}{hint}") from None
 
 
-def _settings(size: int, komi: float, sims: int):
-    """How our players play over GTP: the most visited move from the start, resigning when lost."""
+def _settings(size: int, komi: float, sims: int, device: str = "auto"):
+    """How our players play over GTP: the most visited move from the start, resigning when lost;
+    nets on `device`."""
     from tasks.app.players import PlayerSettings
 
-    return PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False, resign_threshold=-0.9)
+    return PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False, resign_threshold=-0.9,
+                          device=device)
 
 
 class ChampionsBySize:
@@ -173,9 +179,9 @@ class ChampionsBySize:
     (``models:/gozero-<N>x<N>@champion``), loaded at its `boardsize` and kept: `agent` is the
     `GtpEngine`'s agent factory, and a size without a champion is a GTP error, not a crash."""
 
-    def __init__(self, first, seed: int, komi: float, sims: int, data_dir: Path | None):
+    def __init__(self, first, seed: int, komi: float, sims: int, data_dir: Path | None, device: str = "auto"):
         self.players, self.agents = {first.board_size: first}, {}
-        self.seed, self.komi, self.sims, self.data_dir = seed, komi, sims, data_dir
+        self.seed, self.komi, self.sims, self.data_dir, self.device = seed, komi, sims, data_dir, device
 
     def agent(self, size: int, komi: float):
         """The agent of the champion of `size` (komi: the agent reads it from the position)."""
@@ -192,7 +198,8 @@ class ChampionsBySize:
         from tasks.app.players import build_player
 
         try:
-            return build_player(default_model_uri(size), _settings(size, self.komi, self.sims), self.data_dir)
+            return build_player(default_model_uri(size), _settings(size, self.komi, self.sims, self.device),
+                                self.data_dir)
         except GozeroError as error:
             raise GtpFailure(" ".join(f"no champion for {size}x{size}: {error}".split())) from None
 

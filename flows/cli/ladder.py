@@ -14,7 +14,15 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, SIZE_HELP, console, quiet_prefect, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    SIZE_HELP,
+    WORKERS_DEVICE_HELP,
+    checked_device,
+    console,
+    quiet_prefect,
+    user_errors,
+)
 
 if TYPE_CHECKING:  # the real imports wait for the command to run: `gozero --help` stays fast
     from tasks.ladder import Ladder
@@ -30,6 +38,7 @@ def ladder(
     sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
     workers: Annotated[int | None, typer.Option(min=1, help="game processes with --play (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="with --play, run the games on this Dask scheduler")] = None,
+    device: Annotated[str, typer.Option(help="with --play, " + WORKERS_DEVICE_HELP)] = "cpu",
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --play)")] = False,
 ) -> None:
     """Print the Elo ladder (random = 0) of every player with games on this board size."""
@@ -39,6 +48,8 @@ def ladder(
     from tasks.ladder import Ladder, ladder_rows
 
     data = layout.data_dir(data_dir)
+    if play:
+        checked_device(device)
     with user_errors():
         size = resolve_size(size, player)
         if play:
@@ -46,7 +57,7 @@ def ladder(
 
             result = run_ladder(size, str(data), workers=workers, dask_address=dask_address,
                                 games_per_opponent=games_per_opponent,
-                                opponents=opponents, sims=sims, player=player)
+                                opponents=opponents, sims=sims, player=player, device=device)
         else:
             result = Ladder(size, ladder_rows(data, size))
     if not result.rows:

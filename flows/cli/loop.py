@@ -18,7 +18,16 @@ import typer
 from rich.live import Live
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, console, fail, fit_columns, quiet_prefect, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    PIPELINE_DEVICE_HELP,
+    console,
+    fail,
+    fit_columns,
+    pipeline_devices,
+    quiet_prefect,
+    user_errors,
+)
 from flows.cli.fields import declared_fields, declared_keys, settings_epilog
 
 MINUTES_HELP = ("a budget: start no new generation once the loop has spent this many wall minutes learning (the "
@@ -70,7 +79,7 @@ def loop(
                                                                  "repeatable")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="self-play and gate processes (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
-    device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
+    device: Annotated[str | None, typer.Option(help=PIPELINE_DEVICE_HELP)] = None,
     minutes: Annotated[float | None, typer.Option(min=0.0, help=MINUTES_HELP)] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
@@ -83,6 +92,7 @@ def loop(
     from tasks.app.overrides import dataclass_changes
     from tasks.app.sizes import resolve_size, size_of
 
+    devices = pipeline_devices(device)
     given = {key: value for key, value in params.items() if key in OPTIONS and value is not None}
     if name is not None:
         given["loop"] = name
@@ -98,7 +108,7 @@ def loop(
         except ValueError as error:
             raise fail(str(error)) from None
         resolve_size(settings.size, settings.warm_start)
-    summary = run_live(settings, data_dir, workers, dask_address, device, minutes)
+    summary = run_live(settings, data_dir, workers, dask_address, devices, minutes)
     console.print(f"champion: [bold]{summary.champion}[/] (models:/{settings.model_name}@champion)")
 
 
@@ -106,8 +116,10 @@ loop.__doc__ += "\n\n" + settings_epilog(LOOP, set(OPTIONS))  # typer shows the 
 
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
-             device: str, minutes: float | None = None, run: Callable[[], T] | None = None) -> T | LoopSummary:
-    """The loop flow (or `run`, a flow that runs the loop as a subflow), with the loop's table of
+             devices: tuple[str, str], minutes: float | None = None,
+             run: Callable[[], T] | None = None) -> T | LoopSummary:
+    """The loop flow (or `run`, a flow that runs the loop as a subflow), training on `devices[0]`
+    and the games' nets on `devices[1]` (`pipeline_devices`), with the loop's table of
     generations redrawn from the records on disk (off a terminal: one plain line per finished step,
     `StepLines`)."""
     from flows.runtime import dask_scheduler
@@ -129,7 +141,8 @@ def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None,
         with user_errors():
             if run is not None:
                 return run()
-            return run_zero_loop(settings, str(data), workers, dask_address, device, minutes=minutes)
+            return run_zero_loop(settings, str(data), workers, dask_address, devices[0], minutes=minutes,
+                                 inference_device=devices[1])
 
     if not console.is_terminal:  # a pipe or a log: plain lines as steps finish, no table to cut short
         return while_polling(run_flow, StepLines(records()).print_new, records)
@@ -238,7 +251,7 @@ def run(
     settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)
     with prefect_api():  # one Prefect API for the flow and its subflows
-        result = run_live(settings, data, workers, None, "auto", minutes,
+        result = run_live(settings, data, workers, None, pipeline_devices(None), minutes,
                           run=lambda: main_job(settings, str(data), eval_games, random_games, workers, minutes))
     console.print(evidence_line(result.champion, f"generation 0 ({result.first})", result.evidence))
     from flows.cli.ladder import ladder_table

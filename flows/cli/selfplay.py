@@ -14,7 +14,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.table import Table
 
-from flows.cli.common import DATA_DIR_HELP, SIZE_HELP, console, quiet_prefect, shard_progress, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    SIZE_HELP,
+    WORKERS_DEVICE_HELP,
+    checked_device,
+    console,
+    quiet_prefect,
+    shard_progress,
+    user_errors,
+)
 
 MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'uniform' (no net)"
 
@@ -37,6 +46,7 @@ def selfplay(
     max_moves: Annotated[int | None, typer.Option(min=1, help="move cap per game (default 3*N*N)")] = None,
     resign_threshold: Annotated[float, typer.Option(max=0.0, help="resign below this root value; -1 never")] = -0.9,
     dask_address: Annotated[str | None, typer.Option(help="run the self-play tasks on this Dask scheduler")] = None,
+    device: Annotated[str, typer.Option(help=WORKERS_DEVICE_HELP)] = "cpu",
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Play self-play games with one model into <data>/selfplay/gen=K (Parquet rows + SGF)."""
@@ -47,15 +57,16 @@ def selfplay(
     from tasks.selfplay import load_evaluator
 
     data = layout.data_dir(data_dir)
+    checked_device(device)
     with user_errors():
         size = resolve_size(size, None if model == "uniform" else model)
         get_encoder(encoder)
-        load_evaluator(model, size, str(data))  # a bad model fails now, before any server starts
+        load_evaluator(model, size, str(data), device=device)  # a bad model fails now, before any server starts
     console.print(f"self-play [bold]gen={generation}[/]: {model}, {games} games, {sims} sims, "
                   f"{size}x{size}, komi {komi:g} -> {layout.selfplay_dir(data, generation)}", soft_wrap=True)
     summary = _run(model, games, sims, generation, str(data), workers, games_per_task, dask_address,
                    seed=seed, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
-                   resign_threshold=None if resign_threshold <= -1 else resign_threshold)
+                   resign_threshold=None if resign_threshold <= -1 else resign_threshold, device=device)
     console.print(summary_table(summary))
 
 

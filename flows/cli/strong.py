@@ -13,7 +13,15 @@ from typing import Annotated, Any
 
 import typer
 
-from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    PIPELINE_DEVICE_HELP,
+    console,
+    fail,
+    pipeline_devices,
+    quiet_prefect,
+    user_errors,
+)
 
 
 def strong(
@@ -28,7 +36,7 @@ def strong(
                                                                  "(tasks.app.strong.StrongSettings); repeatable")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="processes for games (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="run the games on this Dask scheduler")] = None,
-    device: Annotated[str, typer.Option(help="training device: auto, cpu, cuda, cuda:<i>, mps")] = "auto",
+    device: Annotated[str | None, typer.Option(help=PIPELINE_DEVICE_HELP)] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
@@ -39,6 +47,7 @@ def strong(
     from tasks.app.sizes import resolve_size
     from tasks.app.strong import StrongSettings
 
+    devices = pipeline_devices(device)
     try:
         changes = dataclass_changes(StrongSettings, set_ or [])
     except ValueError as error:
@@ -56,13 +65,14 @@ def strong(
     data = layout.data_dir(data_dir)
     console.print(f"recipe [bold]{settings.name}[/]: {', '.join(settings.expert)}, {settings.preset} net, "
                   f"budget {settings.budget_cpu_hours:g} CPU hours -> {data}", soft_wrap=True)
-    result = _run_with_lines(settings, data, workers, dask_address, device)
+    result = _run_with_lines(settings, data, workers, dask_address, devices)
     _print_curve(result)
 
 
 def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address: str | None,
-                    device: str) -> dict[str, Any]:
-    """The flow, printing one line per step record as it appears (on a terminal or off one)."""
+                    devices: tuple[str, str]) -> dict[str, Any]:
+    """The flow (training on `devices[0]`, games on `devices[1]`), printing one line per step record
+    as it appears (on a terminal or off one)."""
     from flows.strong import run_strong
     from storage import loops
 
@@ -82,7 +92,7 @@ def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address
     thread.start()
     try:
         with user_errors():
-            return run_strong(settings, str(data), workers, dask_address, device)
+            return run_strong(settings, str(data), workers, dask_address, *devices)
     finally:
         stop.set()
         thread.join()

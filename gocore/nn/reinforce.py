@@ -51,6 +51,11 @@ class PolicyGames:
         return float((self.outcomes + 1).mean() / 2) if len(self.outcomes) else 0.0
 
 
+def net_device(net: GoNet) -> torch.device:
+    """The device the net's parameters are on (where its inputs must go)."""
+    return next(net.parameters()).device
+
+
 def net_encoder(net: GoNet) -> str:
     """The feature encoder a net reads (agz17 when its config does not say)."""
     return net.config.encoder or "agz17"
@@ -63,7 +68,8 @@ def sample_moves(net: GoNet, positions: Sequence[Position], rng: np.random.Gener
     candidates (B, N*N+1) bool); `planes` are the positions' encoded planes if already made."""
     planes = position_planes.encode_batch(positions, net_encoder(net)) if planes is None else planes
     candidates = np.stack([candidate_moves(p) for p in positions])  # (B, N*N+1)
-    logits = net(torch.from_numpy(np.ascontiguousarray(planes)).float()).float().numpy()  # (B, N*N+1)
+    batch = torch.from_numpy(np.ascontiguousarray(planes)).to(net_device(net)).float()  # (B, C, N, N)
+    logits = net(batch).float().cpu().numpy()  # (B, N*N+1)
     logits = np.where(candidates, logits, -np.inf)
     weights = np.exp(logits - logits.max(axis=1, keepdims=True))
     cumulative = np.cumsum(weights / weights.sum(axis=1, keepdims=True), axis=1)  # (B, N*N+1)
@@ -120,10 +126,13 @@ def advantages(games: PolicyGames, baseline: str = "mean") -> np.ndarray:
 
 def reinforce_loss(net: GoNet, games: PolicyGames, baseline: str = "mean") -> torch.Tensor:
     """−1/n Σ (z − b) log p(a | s): its gradient is REINFORCE's ascent direction, negated."""
-    planes = torch.from_numpy(games.planes).float()  # (T, C, N, N)
-    logits = net(planes).masked_fill(~torch.from_numpy(games.candidates), float("-inf"))  # (T, N*N+1)
-    log_p = torch.log_softmax(logits, dim=1).gather(1, torch.from_numpy(games.moves)[:, None]).squeeze(1)  # (T,)
-    weights = torch.from_numpy(advantages(games, baseline))  # (T,)
+    device = net_device(net)
+    planes = torch.from_numpy(games.planes).to(device).float()  # (T, C, N, N)
+    candidates = torch.from_numpy(games.candidates).to(device)  # (T, N*N+1)
+    logits = net(planes).masked_fill(~candidates, float("-inf"))  # (T, N*N+1)
+    moves = torch.from_numpy(games.moves).to(device)  # (T,)
+    log_p = torch.log_softmax(logits, dim=1).gather(1, moves[:, None]).squeeze(1)  # (T,)
+    weights = torch.from_numpy(advantages(games, baseline)).to(device)  # (T,)
     return -(weights * log_p).sum() / max(len(games.outcomes), 1)
 
 

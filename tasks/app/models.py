@@ -81,15 +81,15 @@ def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedMod
     return LoadedModel(_cached_net(text, data, stamp), str(path.resolve()))
 
 
-def conv_path_for(net: GoNet, data_dir: str | Path | None = None) -> str:
+def conv_path_for(net: GoNet, data_dir: str | Path | None = None, device: str = "auto") -> str:
     """The fastest CPU convolution path for `net` on this machine, for `NetEvaluator(conv_path=...)`:
     measured on the first start and kept in the data dir (`gocore.nn.conv_paths`,
-    `storage.conv_cache`); torch's default when a GPU will run the net."""
+    `storage.conv_cache`); torch's default when `device` (as `choose_device` reads it) is a GPU."""
     from gocore.nn import conv_paths
     from gocore.nn.device import choose_device
     from storage.conv_cache import JsonChoiceStore
 
-    if choose_device("auto").type != "cpu":
+    if choose_device(device).type != "cpu":
         return conv_paths.DEFAULT_PATH
     store = JsonChoiceStore(layout.conv_cache_path(layout.data_dir(data_dir)))
     return conv_paths.choose_conv_path(net, store)

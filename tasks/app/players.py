@@ -86,6 +86,9 @@ class PlayerSettings:
     """Nets resign below this root value (two own moves in a row); None plays every game out, as
     matches do: a young net's values are too unreliable to lose games on (it resigned 17 of 20
     games it was losing on paper against the random player)."""
+    device: str = "auto"
+    """Where nets run (`gocore.nn.device.choose_device`): auto suits one process (GTP, `gozero
+    play`); matches in pool workers get `MatchSettings.device`, cpu unless asked."""
 
 
 @dataclass
@@ -274,7 +277,7 @@ def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Pla
 
     net = _net(spec, settings, data)
     size, family = net.config.board_size, net.config.family
-    evaluator = NetEvaluator(net, conv_path=conv_path_for(net, data))
+    evaluator = NetEvaluator(net, device=settings.device, conv_path=conv_path_for(net, data, settings.device))
     sampled = size * size // 12 if settings.sample_opening else 0  # as search samples its opening
     if family in ("policy", "rl"):
         return Player(spec, family, lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed, sampled_moves=sampled),
@@ -311,7 +314,8 @@ def _alphago_player(parsed: PlayerSpec, settings: PlayerSettings, data: Path | N
     simulations = parsed.number or settings.sims
     config = mcts.ALPHAGO.replace(simulations=simulations, resign_threshold=settings.resign_threshold,
                                   temperature_moves=None if settings.sample_opening else 0)
-    evaluator = NetEvaluator(policy_net=policy, value_net=value, conv_path=conv_path_for(policy, data))
+    evaluator = NetEvaluator(policy_net=policy, value_net=value, device=settings.device,
+                             conv_path=conv_path_for(policy, data, settings.device))
     return Player(parsed.text, f"alphago-{simulations}",
                   lambda seed: AlphaGoAgent(evaluator, config, seed=seed, rollout_policy=rollouts),
                   board_size=settings.size)

@@ -26,6 +26,8 @@ class SelfPlaySettings:
     max_moves: int | None = None  # move cap per game (None: the search's default, 3*N*N)
     resign_threshold: float | None = -0.9  # resign below this root value; None never
     torch_threads: int | None = 1  # torch threads per task (pool workers share the cores); not recorded
+    device: str = "cpu"  # where the net runs (choose_device); cpu: every pool worker holding its own
+    # CUDA context would crowd the GPU, so a GPU is used only when asked; not recorded
     run: str = ""  # a loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout)
     local_model: tuple[str, str] | None = None  # (directory, version label) `model` resolved to by the
     # flow (tasks.app.models.local_model): workers load it from there without MLflow; not recorded
