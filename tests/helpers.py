@@ -86,12 +86,15 @@ def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5, extra_sgf
 
 
 def read_artifact(key: str):
-    """The Prefect artifact with this key from the current API (the test harness), or None."""
+    """The newest Prefect artifact with this key from the current API (the test harness), or None: the
+    session's server holds every earlier test's artifacts too, in whatever order the tests ran."""
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+    from prefect.client.schemas.sorting import ArtifactSort
 
     with get_client(sync_client=True) as client:
-        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])))
+        found = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[key])),
+                                      sort=ArtifactSort.CREATED_DESC)
     return found[0] if found else None
 
 
