@@ -74,9 +74,21 @@ def data_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
+LONGEST_FIRST = ("system/test_deployments.py", "system/test_readme.py", "system/test_interrupts.py",
+                 "system/test_zero_loop_kill.py", "system/test_strong.py", "system/test_strength.py",
+                 "system/test_alphago_kill.py", "system/test_main_job.py", "flows/test_zero_loop.py",
+                 "flows/test_alphago.py", "gocore/search/test_agents.py")
+"""The files that take longest (CI's --durations), started first: on 2 processes, a file per process at a
+time, one of them left for the end would keep a process busy minutes after the other one is done."""
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Mark every test under tests/system/ as a system test (the folder is the tier)."""
-    system = Path(__file__).parent / "system"
+    """Mark every test under tests/system/ as a system test (the folder is the tier); the longest
+    files first (`LONGEST_FIRST`), every file's tests in their own order."""
+    root = Path(__file__).parent
+    system = root / "system"
     for item in items:
         if system in Path(item.fspath).parents:
             item.add_marker(pytest.mark.system)
+    rank = {name: index for index, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(Path(item.fspath).relative_to(root).as_posix(), len(rank)))
