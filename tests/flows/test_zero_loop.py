@@ -15,17 +15,8 @@ from storage.loops import LoopError
 from tasks.app.loop_settings import LoopSettings
 from tasks.app.loop_view import generation_rows
 
-REPO = Path(__file__).resolve().parents[2]
 SETTINGS = dict(loop="zero-5x5", size=5, generations=2, games=6, sims=8, gate_games=6, min_window=100,
                 batch_size=16, ladder_opponents=1, ladder_games=2)
-LOOP_SCRIPT = """
-import os, sys
-os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
-if __name__ == "__main__":
-    from flows.zero_loop import run_zero_loop
-    from tasks.app.loop_settings import LoopSettings
-    run_zero_loop(LoopSettings(**{settings}), sys.argv[1], workers=2, device="cpu")
-"""
 
 
 def own_store(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,17 @@ import pytest
 
 from storage import layout, loops, registry, run_dirs
 from tasks.app.loop_view import generation_rows
-from tests.flows.test_zero_loop import LOOP_SCRIPT, REPO, SETTINGS, own_store
+from tests.flows.test_zero_loop import SETTINGS, own_store
+
+REPO = Path(__file__).resolve().parents[2]
+LOOP_SCRIPT = """
+import os, sys
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "CRITICAL")
+if __name__ == "__main__":
+    from flows.zero_loop import run_zero_loop
+    from tasks.app.loop_settings import LoopSettings
+    run_zero_loop(LoopSettings(**{settings}), sys.argv[1], workers=2, device="cpu")
+"""
 
 
 def start_loop(data: Path) -> subprocess.Popen:
