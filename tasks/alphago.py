@@ -109,6 +109,7 @@ def play_value_batch(batch: tuple[int, int, int], settings: AlphaGoSettings, sl_
     """One batch of value data (skipped if stored): SL moves, a random move at U, RL to the end;
     the nets on `device` (cpu by default: batches run side by side in a pool)."""
     from gocore.nn.device import choose_device, set_threads
+    from gocore.nn.features import value_encoder
     from gocore.nn.reinforce import net_encoder
     from gocore.nn.value_data import value_columns, value_samples
     from tasks.app.models import load_model
@@ -123,7 +124,7 @@ def play_value_batch(batch: tuple[int, int, int], settings: AlphaGoSettings, sl_
     samples = value_samples(sl.net.to(where), rl.net.to(where), games, settings.size, settings.komi, np.random.default_rng(seed),
                             max_u=settings.max_u)
     ids = [f"value-g{generation}-s{seed}-{index:04d}" for index in range(games)]
-    encoder = net_encoder(sl.net)
+    encoder = value_encoder(net_encoder(sl.net))  # the paper's value net also reads the colour to play
     columns = value_columns(samples, ids, encoder=encoder, generation=generation, model_version=rl.version)
     sidecar = {"games": games, "rows": games, "generation": generation, "seed": seed, "model_version": rl.version,
                "encoder": encoder, "game_ids": ids, "z_sum": int(samples.z.sum()), "ended_early": samples.ended_early,

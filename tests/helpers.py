@@ -52,9 +52,10 @@ def random_game(size: int, rng: np.random.Generator, max_moves: int | None = Non
     return moves, position
 
 
-def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5, extra_sgfs: dict[str, str] | None = None):
+def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5, extra_sgfs: dict[str, str] | None = None,
+                      encoder: str = "agz17"):
     """SGFs of `games` UCT(30)-vs-random games in `sgf_dir` (and `extra_sgfs`: file name -> text),
-    ingested (agz17, no augmentation) into `dataset_dir` through the encode tasks' own functions;
+    ingested (`encoder`, no augmentation) into `dataset_dir` through the encode tasks' own functions;
     returns `dataset_dir`.
 
     UCT with 30 simulations tries every 5x5 move, so its moves carry a learnable signal."""
@@ -77,7 +78,7 @@ def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5, extra_sgf
         (sgf_dir / f"game-{i:04d}.sgf").write_text(write(record))
     for name, text in (extra_sgfs or {}).items():
         (sgf_dir / name).write_text(text)
-    options = EncodeOptions(encoder="agz17", augment="none", size=size)
+    options = EncodeOptions(encoder=encoder, augment="none", size=size)
     plan = plan_shards.fn([str(sgf_dir)], str(sgf_dir.parent), str(dataset_dir), options, target_rows=3000)
     for shard in plan:
         encode_shard.fn(shard, str(dataset_dir), options)

@@ -179,6 +179,16 @@ def get_encoder(name: str | Encoder) -> Encoder:
     return ENCODERS[name]
 
 
+def value_encoder(policy_encoder: str) -> str:
+    """The encoder of a value net trained beside a policy net that reads `policy_encoder`: the same,
+    but AlphaGo 2016's value net reads the colour to play too (alphago48 -> alphago49; komi makes
+    a position's value depend on who is to move, and the policy planes do not say)."""
+    return VALUE_ENCODERS.get(policy_encoder, policy_encoder)
+
+
+VALUE_ENCODERS = {"alphago48": "alphago49"}
+
+
 def to_signed(planes: np.ndarray) -> np.ndarray:
     """oneplane (..., 2, N, N) 0/1 → (..., 1, N, N) int8: +1 own, -1 opponent, 0 empty."""
     if planes.shape[-3] != 2:

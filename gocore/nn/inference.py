@@ -26,7 +26,7 @@ from typing import Protocol
 import numpy as np
 import torch
 
-from gocore.nn import conv_paths, position_planes
+from gocore.nn import conv_paths, features, position_planes
 from gocore.nn.aux_heads import ownership_from_logits, score_in_points
 from gocore.nn.device import autocast_context, choose_device
 from gocore.rules import symmetry
@@ -60,6 +60,22 @@ def has_ownership(evaluator: object) -> bool:
 def has_score(evaluator: object) -> bool:
     """True if `evaluator.evaluate_aux` gives a score lead."""
     return bool(getattr(evaluator, "has_score", False))
+
+
+def inputs_encoder(*nets: torch.nn.Module | None) -> str:
+    """The encoder the evaluator encodes with: the nets' own when they share it, else the one whose
+    planes begin with every other's (AlphaGo 2016: the policy net reads `alphago48`, the value net
+    `alphago49`, the same planes and the colour to play), so one encoding feeds both; ValueError
+    when neither begins the other."""
+    names = sorted({net.config.encoder or "agz17" for net in nets if net is not None},
+                   key=lambda name: features.get_encoder(name).num_planes)
+    widest = features.get_encoder(names[-1]).planes
+    for name in names[:-1]:
+        planes = features.get_encoder(name).planes
+        if widest[:len(planes)] != planes:
+            raise ValueError(f"the policy and value nets read different inputs ({', '.join(names)}): "
+                             "pair nets whose encoders share their planes")
+    return names[-1]
 
 
 def legal_mask(positions: Sequence[Position]) -> np.ndarray:
@@ -109,7 +125,7 @@ class NetEvaluator:
         for net in (self.policy_net, self.value_net):
             if net is not None:
                 conv_paths.prepare_net(net, self.conv_path)
-        self.encoder, self.size = config.encoder or "agz17", config.board_size
+        self.encoder, self.size = inputs_encoder(self.policy_net, self.value_net), config.board_size
         self.average_symmetries = average_symmetries
         is_aux_dual = policy_net is not None and bool(getattr(policy_net.config, "aux_heads", False))
         self.has_ownership = self.has_score = is_aux_dual and value_net in (None, policy_net)
@@ -171,7 +187,7 @@ class NetEvaluator:
                 score = score_in_points(out.score.float(), self.size).cpu().numpy()
                 return out.policy.float().cpu().numpy(), out.value.float().cpu().numpy(), ownership, score
             for net in {id(n): n for n in (self.policy_net, self.value_net) if n is not None}.values():
-                out = net(batch)
+                out = net(batch[:, :net.config.in_planes])  # AlphaGo's value net reads one plane more
                 if isinstance(out, tuple):  # DualNet: (logits, value)
                     logits, values = out
                 elif out.dim() == 2:

@@ -156,3 +156,23 @@ def test_a_stage_before_its_prerequisites_is_refused(tmp_path: Path, prefect_har
     with pytest.raises(AlphaGoError, match="unknown stage"):
         parse_stages("sl,mcts")
     assert parse_stages("eval,sl") == ("sl", "eval")
+
+
+def test_the_papers_inputs_policy_nets_on_alphago48_and_the_value_net_on_alphago49(tmp_path: Path, prefect_harness,
+                                                                                   monkeypatch: pytest.MonkeyPatch):
+    """On an alphago48 dataset the SL and RL policies read its 48 planes and the value net the 49 of
+    the paper (the colour to play added); the search plays with the pair (one encoding, both nets)."""
+    from tasks.app.models import load_net
+
+    own_store(monkeypatch)
+    data = tmp_path / "data"
+    build_uct_dataset(tmp_path / "sgf", layout.dataset_dir(data, "uct5-ag48"), 8, size=5, encoder="alphago48")
+    settings = dataclasses.replace(SETTINGS, name="ag48", dataset="uct5-ag48", iterations=2, snapshot_every=1,
+                                   eval_sims=(2,), check_games=2, eval_games=2)
+    summary = run(data, ("sl", "rl", "value", "eval"), settings)
+    planes = {family: (net.config.encoder, net.config.in_planes)
+              for family in ("policy", "rl", "value")
+              for net in [load_net(f"models:/gozero-5x5-{family}/1", data)]}
+    assert planes == {"policy": ("alphago48", 48), "rl": ("alphago48", 48), "value": ("alphago49", 49)}
+    played = {row.label: row.games for row in summary.table.players} if summary.table else {}
+    assert played.get("alphago-2", 0) > 0, played

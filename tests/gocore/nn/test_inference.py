@@ -97,3 +97,40 @@ def test_big_batches_run_in_slices_with_the_outputs_of_one_pass(aux):
     assert NetEvaluator(net, device="cpu").max_batch == CPU_MAX_BATCH
     with pytest.raises(ValueError, match="max_batch"):
         NetEvaluator(net, device="cpu", max_batch=0)
+
+
+def test_alphago_policy_and_value_nets_read_their_own_planes_from_one_encoding():
+    """The 2016 pair: a policy net on alphago48 and a value net on alphago49 (the same planes and the
+    colour to play). The evaluator encodes alphago49 once; each net gets its own planes, so the
+    pair answers what each net answers alone, and the value depends on who is to move."""
+    from gocore.nn import position_planes
+    from gocore.nn.features import value_encoder
+
+    torch.manual_seed(1)
+    policy = build_net(preset("tiny", 5, 48, family="policy", encoder="alphago48"))
+    value = build_net(preset("tiny", 5, 49, family="value", encoder=value_encoder("alphago48")))
+    positions = [position_from_ascii(BOARD, to_play=c) for c in (1, -1)]
+    pair = NetEvaluator(policy, value, device="cpu")
+    assert pair.encoder == "alphago49"
+    priors, values = pair.evaluate(positions)
+    alone_priors, _ = NetEvaluator(policy, device="cpu").evaluate(positions)
+    _, alone_values = NetEvaluator(None, value, device="cpu").evaluate(positions)
+    assert np.allclose(priors, alone_priors, atol=1e-6) and np.allclose(values, alone_values, atol=1e-6)
+    planes = position_planes.encode_batch(positions, "alphago49")
+    assert planes[0, 48].all() and not planes[1, 48].any()  # black, then white to move
+    with torch.no_grad():
+        direct = value(torch.from_numpy(planes).float()).numpy()
+    assert np.allclose(values, direct, atol=1e-6)
+
+
+def test_nets_whose_inputs_share_no_planes_are_refused():
+    policy = build_net(preset("tiny", 5, 48, family="policy", encoder="alphago48"))
+    with pytest.raises(ValueError, match="different inputs"):
+        NetEvaluator(policy, tiny_dual(5, "agz17"), device="cpu")
+
+
+def test_value_encoder_adds_the_colour_only_to_alphagos_planes():
+    from gocore.nn.features import get_encoder, value_encoder
+
+    assert value_encoder("alphago48") == "alphago49" and value_encoder("agz17") == "agz17"
+    assert get_encoder("alphago49").planes[:48] == get_encoder("alphago48").planes
