@@ -196,7 +196,8 @@ def summary_rows(summary: Mapping[str, Any]) -> list[tuple[str, str]]:
         rows.append(("distinct games", f"{s['distinct_games']} of {s['games']}"))
     if s["external_counts"]:
         rows.append(("engine counts disagreeing", f"{s['disagreements']} of {s['external_counts']}"))
-    return rows + [(f"ended by {reason}", str(count)) for reason, count in sorted(s["reasons"].items())]
+    rows += [(f"ended by {reason}", str(count)) for reason, count in sorted(s["reasons"].items())]
+    return rows + [(f"why {failure} (first)", detail) for failure, detail in sorted(s.get("failure_details", {}).items())]
 
 
 def _clustered(summary: Mapping[str, Any]) -> str:

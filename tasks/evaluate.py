@@ -173,12 +173,24 @@ def match_summary(match_id: str, settings: MatchSettings, rows: list[Mapping[str
         "reasons": dict(Counter(row["reason"] for row in rows)),
         "a_failures": sum(1 for row in rows if row["a_score"] == 0 and row["reason"] in FAILURES),
         "b_failures": sum(1 for row in rows if row["a_score"] == 1 and row["reason"] in FAILURES),
+        "failure_details": failure_details(rows),
         "external_counts": len(compared),
         "disagreements": sum(1 for row in compared if row["disagreement"]),
         "seconds": sum(row["seconds"] for row in rows),
         "distinct_games": len({row.get("digest") or row["game"] for row in rows}),
         "settings": settings.to_dict(),
     }
+
+
+def failure_details(rows: list[Mapping[str, Any]]) -> dict[str, str]:
+    """What each player's first failure of each kind said (an engine's exit code and stderr, a
+    timeout, an illegal move), keyed "A crash", "B timeout", ...: why a player lost without playing."""
+    details: dict[str, str] = {}
+    for row in rows:
+        if row["reason"] in FAILURES:
+            side = "A" if row["a_score"] == 0 else "B"
+            details.setdefault(f"{side} {row['reason']}", str(row.get("detail") or "no detail recorded"))
+    return details
 
 
 def game_cluster(row: Mapping[str, Any]) -> str:

@@ -103,6 +103,10 @@ def evaluate(
     console.print(summary_table(summary, show_gate=gate is not None or sprt))
     if any(spec.startswith("models:/") for spec in (black, white)):
         _tag_rated_versions(data, size)
+    for side, spec in (("A", black), ("B", white)):
+        if summary["games"] and summary[f"{side.lower()}_failures"] == summary["games"]:
+            why = next((d for k, d in summary["failure_details"].items() if k.startswith(side)), "")
+            raise fail(f"{spec} lost every game without playing it ({why}): the match says nothing about its strength")
 
 
 def _tag_rated_versions(data: Path, size: int) -> None:

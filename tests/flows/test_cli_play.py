@@ -22,3 +22,15 @@ def test_an_engine_that_dies_loses_and_the_output_says_how_it_died(tmp_path):
     assert result.exit_code == 0, result.output
     assert "result W+F after 0 moves (crash)" in result.output
     assert "engine exited with code 3" in result.output and "out of cheese" in result.output
+
+
+def test_an_evaluate_whose_engine_dies_every_game_says_why_and_fails(tmp_path):
+    crashing = "gtp:sh -c 'echo out of cheese >&2; exit 3'"
+    result = CliRunner().invoke(app, ["evaluate", crashing, "random", "--games", "2", "--size", "5",
+                                      "--data-dir", str(tmp_path)], terminal_width=300)
+    assert result.exit_code == 1, result.output
+    assert "why A crash (first)" in result.output and "out of cheese" in result.output
+    assert "lost every game without playing it" in result.output
+    played = CliRunner().invoke(app, ["evaluate", "uct-4", "random", "--games", "2", "--size", "5",
+                                      "--data-dir", str(tmp_path)], terminal_width=300)
+    assert played.exit_code == 0 and "why" not in played.output, played.output

@@ -131,6 +131,10 @@ def test_a_crashing_engine_forfeits_its_games_and_the_match_completes(tmp_path: 
     summary = finish_match(match, crashing)
     assert summary["games"] == 3 and summary["a_wins"] == 3 and summary["b_failures"] == 3
     assert summary["reasons"] == {"crash": 3}
+    assert summary["failure_details"] == {"B crash": "GtpEngineDied: GTP 'boardsize 5' failed: engine exited with code 3"}
+    from storage.matches import summary_rows
+
+    assert ("why B crash (first)", summary["failure_details"]["B crash"]) in summary_rows(summary)
 
 
 def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tmp_path: Path):
