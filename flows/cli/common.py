@@ -148,7 +148,12 @@ def user_errors(prefix: str = "") -> Iterator[None]:
 
 @contextlib.contextmanager
 def shard_progress(poll: Callable[[], tuple[int, int]], description: str) -> Iterator[None]:
-    """A progress bar, fed from `poll() -> (done, total)` by a background thread, while a block runs."""
+    """A progress bar, fed from `poll() -> (done, total)` by a background thread, while a block runs;
+    off a terminal (a pipe, a log), a plain line when the count moved, at most every `PLAIN_EVERY` s."""
+    if not console.is_terminal:
+        with _plain_progress(poll, description):
+            yield
+        return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     stop = threading.Event()
@@ -168,6 +173,39 @@ def shard_progress(poll: Callable[[], tuple[int, int]], description: str) -> Ite
         finally:
             stop.set()
             thread.join()
+
+
+PLAIN_EVERY = 15.0
+"""Seconds between two plain progress lines (off a terminal)."""
+
+
+@contextlib.contextmanager
+def _plain_progress(poll: Callable[[], tuple[int, int]], description: str) -> Iterator[None]:
+    """`description: done/total (share), elapsed` lines while a block runs: when the count moved and
+    `PLAIN_EVERY` seconds passed since the last line; full figures, one line each."""
+    import time
+
+    stop, start, shown = threading.Event(), time.monotonic(), [(-1, 0), 0.0]
+
+    def line(done: int, total: int) -> None:
+        share = f" ({done / total:.0%})" if total else ""
+        print(f"{description}: {done:,}/{total:,}{share}, {time.monotonic() - start:.0f} s", flush=True)
+        shown[0], shown[1] = (done, total), time.monotonic()
+
+    def update() -> None:
+        while not stop.wait(0.5):
+            with contextlib.suppress(Exception):  # a half-written sidecar: the next poll reads it whole
+                done, total = poll()
+                if (done, total) != shown[0] and time.monotonic() - shown[1] >= PLAIN_EVERY:
+                    line(done, total)
+
+    thread = threading.Thread(target=update, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
 
 
 @contextlib.contextmanager

@@ -47,3 +47,27 @@ def test_the_loop_table_at_80_columns_keeps_its_numbers_whole(monkeypatch):
     text = printed(table, 80)
     assert "…" not in text and "passed 62.5 % of 40" in text and "gozero-9x9/3" in text and "0.512" in text
     assert "last step" not in text  # left out first
+
+
+def test_progress_off_a_terminal_is_plain_lines_with_full_figures(monkeypatch, capsys):
+    """A pipe or a log gets `description: done/total (share), elapsed` when the count moved (no bar,
+    no control characters); an unreadable poll is skipped, not fatal."""
+    import time
+
+    from flows.cli import common
+
+    monkeypatch.setattr(common, "PLAIN_EVERY", 0.0)
+    counts = iter([(0, 1200), (0, 1200), RuntimeError("half-written"), (600, 1200), (1200, 1200)])
+
+    def poll():
+        value = next(counts, (1200, 1200))
+        if isinstance(value, Exception):
+            raise value
+        return value
+
+    with common.shard_progress(poll, "self-play games"):
+        time.sleep(3.2)
+    lines = capsys.readouterr().out.splitlines()
+    assert [line.rsplit(", ", 1)[0] for line in lines] == [
+        "self-play games: 0/1,200 (0%)", "self-play games: 600/1,200 (50%)", "self-play games: 1,200/1,200 (100%)"]
+    assert all("\x1b" not in line and line.endswith(" s") for line in lines)
