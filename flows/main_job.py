@@ -37,6 +37,22 @@ class MainJobResult:
     evidence: dict[str, Any]
 
 
+RUN_MINUTES = 10.0
+"""`gozero run`'s default wall budget for the whole job."""
+EVIDENCE_SHARE = 0.2
+"""The share of the budget kept for the evidence matches and start-up (on this machine's idle runs,
+the matches took ~15 % of the job's CPU time)."""
+
+
+def loop_minutes(minutes: float | None) -> float | None:
+    """The loop's learning budget inside a job budget of `minutes` (None: none): what remains once
+    the evidence's share is set aside. The loop then starts only generations whose predicted end
+    fits (`flows.zero_loop.is_budget_spent`)."""
+    if minutes is None:
+        return None
+    return max(0.0, minutes * (1 - EVIDENCE_SHARE))
+
+
 @flow(name="main-job", log_prints=True)
 def main_job(settings: LoopSettings | None = None, data_dir: str | None = None, eval_games: int = 40,
              random_games: int = 10, workers: int | None = None, minutes: float | None = None) -> MainJobResult:
@@ -49,11 +65,16 @@ def main_job(settings: LoopSettings | None = None, data_dir: str | None = None, 
         eval_games: Games of the champion against generation 0.
         random_games: Games of the champion and of generation 0 against random (they anchor the ladder).
         workers: Processes for self-play and match games (default: cores).
-        minutes: Start no new generation once the loop has spent this many wall minutes learning.
+        minutes: The job's wall budget from here (None: none; a caller subtracts what it spent before,
+            e.g. starting a Prefect server): the loop starts a generation only if it is predicted to
+            end within `loop_minutes` of it, from what its last generation took on this machine.
     """
     settings = settings or main_job_settings()
     data = layout.data_dir(data_dir)
-    summary = zero_loop(settings, str(data), workers, None, "auto", minutes=minutes)
+    budget = loop_minutes(minutes)
+    if budget is not None:
+        print(f"budget: {minutes:g} minutes, {budget:.1f} of them for the loop's learning")
+    summary = zero_loop(settings, str(data), workers, None, "auto", minutes=budget)
     first = loop_version(settings, data, 0)
     if summary.champion is None or first is None:
         raise MainJobError(f"the loop has no champion or generation 0 in {data}")

@@ -58,8 +58,9 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
         more_generations: Play this many generations beyond the last finished one (a scheduled run
             advances the loop; an unfinished generation counts as the first) instead of
             settings.generations.
-        minutes: Start no new generation once the loop has spent this many wall minutes learning
-            (self-play, training, gate; a generation under way is finished).
+        minutes: Start no new generation that would end the loop's learning (self-play, training,
+            gate) past this many wall minutes, judged by what its last generation took; the first
+            always starts and a generation under way is finished.
         inference_device: Where self-play, gate and ladder games run their nets, in every worker
             (same names as `device`): cpu by default, since each worker process would hold its own
             CUDA context. Two parameters, not one: training wants the GPU by default, the pool not.
@@ -96,12 +97,25 @@ def generation_target(data: Path, loop: str, more: int) -> int:
 
 
 def is_budget_spent(data: Path, loop: str, generation: int, minutes: float) -> bool:
-    """Whether `generation` may not start: it has no step yet and the loop has spent `minutes` of
-    learning (`loop_spend`: the ladder's games only measure). A begun generation is finished."""
+    """Whether `generation` may not start: it has no step yet and the loop's learning so far
+    (`loop_spend`: the ladder's games only measure) plus what its last generation took on this
+    machine would pass `minutes`: the budget sizes the generations to the measured speed. The
+    first generation always starts; a begun one is finished."""
     records = loops.read_steps(data, loop)
     if any(int(r["generation"]) == generation for r in records):
         return False
-    return loop_spend(records, generation)["loop_minutes"] >= minutes
+    spent = loop_spend(records, generation)["loop_minutes"]
+    return spent + last_generation_minutes(records, generation) > minutes
+
+
+def last_generation_minutes(records: list[dict[str, Any]], generation: int) -> float:
+    """Wall minutes of learning the newest generation before `generation` took (0 if none)."""
+    before = [int(r["generation"]) for r in records if 0 < int(r["generation"]) < generation]
+    if not before:
+        return 0.0
+    last = max(before)
+    return sum(float(r.get("seconds", 0.0)) for r in records
+               if int(r["generation"]) == last and r["step"] != "ladder") / 60
 
 
 def publish_table(settings: LoopSettings, data: Path) -> None:

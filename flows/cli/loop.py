@@ -30,8 +30,11 @@ from flows.cli.common import (
 )
 from flows.cli.fields import declared_fields, declared_keys, settings_epilog
 
-MINUTES_HELP = ("a budget: start no new generation once the loop has spent this many wall minutes learning (the "
-                "one under way finishes; a rerun counts the minutes already spent)")
+RUN_MINUTES_HELP = ("the whole job's wall budget in minutes (0: none): the loop starts a generation only if, by what "
+                    "the last one took on this machine, it ends within 80 % of it, the rest kept for the evidence")
+MINUTES_HELP = ("a budget of wall minutes learning: start no new generation that would pass it, judged by what the "
+                "last one took on this machine (the first always starts, the one under way finishes; a rerun counts "
+                "the minutes already spent)")
 
 T = TypeVar("T")
 
@@ -237,13 +240,16 @@ def run(
     random_games: Annotated[int, typer.Option(min=0, help="games of the champion and of generation 0 "
                                               "against random (they anchor the ladder)")] = 10,
     workers: Annotated[int | None, typer.Option(min=1, help="processes (default: cores)")] = None,
-    minutes: Annotated[float | None, typer.Option(min=0.0, help=MINUTES_HELP)] = None,
+    minutes: Annotated[float, typer.Option(min=0.0, help=RUN_MINUTES_HELP)] = 10.0,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
 ) -> None:
     """The main job: a short AlphaGo Zero loop on 9x9 (tiny net) from nothing to a promoted champion,
     then the evidence that it learned: the champion against generation 0 and random, and the ladder."""
+    import time
+
+    started = time.monotonic()
     quiet_prefect(verbose)
-    from flows.main_job import main_job
+    from flows.main_job import MainJobResult, main_job
     from flows.runtime import prefect_api
     from storage import layout
     from tasks.app.loop_presets import main_job_settings
@@ -251,8 +257,11 @@ def run(
     settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)
     with prefect_api():  # one Prefect API for the flow and its subflows
-        result = run_live(settings, data, workers, None, pipeline_devices(None), minutes,
-                          run=lambda: main_job(settings, str(data), eval_games, random_games, workers, minutes))
+        def job() -> MainJobResult:  # the budget from now: the Prefect server's start is spent
+            left = None if not minutes else max(0.0, minutes - (time.monotonic() - started) / 60)
+            return main_job(settings, str(data), eval_games, random_games, workers, left)
+
+        result = run_live(settings, data, workers, None, pipeline_devices(None), run=job)
     console.print(evidence_line(result.champion, f"generation 0 ({result.first})", result.evidence))
     from flows.cli.ladder import ladder_table
     from tasks.ladder import Ladder, ladder_rows

@@ -1,0 +1,32 @@
+"""A minute budget sized to the machine: a generation starts only if the loop's learning so far plus
+what its last generation took stays within the budget (`flows.zero_loop.is_budget_spent`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from flows.zero_loop import is_budget_spent
+from storage import loops
+
+
+def record_generation(data: Path, generation: int, selfplay_s: float, train_s: float, gate_s: float) -> None:
+    for step, seconds in (("start", 0.0), ("selfplay", selfplay_s), ("train", train_s), ("gate", gate_s),
+                          ("ladder", 600.0)):  # the ladder only measures: never counted
+        loops.record_step(data, "budget", generation, step, {"seconds": seconds, "cpu_seconds": seconds})
+
+
+def test_the_next_generation_starts_only_if_the_last_ones_time_still_fits(tmp_path: Path):
+    assert not is_budget_spent(tmp_path, "budget", 1, 0.5)  # the first always starts
+    record_generation(tmp_path, 1, 150.0, 30.0, 0.0)  # 3.0 minutes
+    assert not is_budget_spent(tmp_path, "budget", 2, 6.0)  # 3 + 3 = 6 fits
+    assert is_budget_spent(tmp_path, "budget", 2, 5.9)
+    record_generation(tmp_path, 2, 30.0, 30.0, 0.0)  # a faster generation: 1 minute
+    assert not is_budget_spent(tmp_path, "budget", 3, 5.0)  # 4 + 1 = 5: the last one's time predicts
+    assert is_budget_spent(tmp_path, "budget", 3, 4.9)
+
+
+def test_a_begun_generation_is_finished_whatever_the_budget(tmp_path: Path):
+    record_generation(tmp_path, 1, 600.0, 60.0, 0.0)
+    loops.record_step(tmp_path, "budget", 2, "start", {"seconds": 0.1})
+    assert not is_budget_spent(tmp_path, "budget", 2, 1.0)
+    assert is_budget_spent(tmp_path, "budget", 3, 1.0)
