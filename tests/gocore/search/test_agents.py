@@ -168,12 +168,14 @@ def wins_against_random(agent: object, games: int) -> int:
     return wins
 
 
+@pytest.mark.slow  # trains a net (~20 CPU s), then 20 searched games: the test-system tier
 def test_alphazero_search_with_a_briefly_trained_tiny_net_beats_random(random_game_rows):
     evaluator = NetEvaluator(trained("dual", random_game_rows, steps=500), device="cpu")
     agent = AlphaZeroAgent(evaluator, mcts.FAST.replace(simulations=100), seed=0)
     assert wins_against_random(agent, 20) >= 18
 
 
+@pytest.mark.slow  # trains two nets, then 6 games with rollouts: the test-system tier
 def test_alphago_search_with_policy_value_and_rollouts_beats_random(random_game_rows):
     evaluator = NetEvaluator(trained("policy", random_game_rows, steps=200),
                              trained("value", random_game_rows, steps=200), device="cpu")
