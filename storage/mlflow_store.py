@@ -15,6 +15,7 @@ import contextlib
 import functools
 import logging
 import os
+import sqlite3
 import subprocess
 import threading
 import urllib.request
@@ -106,6 +107,8 @@ def _open_store(uri: str) -> MlflowClient:
             db.parent.mkdir(parents=True, exist_ok=True)
         # Creating the tables takes seconds and fails when processes race: one at a time.
         with FileLock(f"{db}.lock", timeout=300) if db else contextlib.nullcontext():
+            if db and db.is_file():
+                relocate_artifacts(db)
             with warnings.catch_warnings():  # MLflow's own use of deprecated SQLAlchemy API
                 warnings.simplefilter("ignore", DeprecationWarning)
                 opened = MlflowClient(tracking_uri=uri, registry_uri=uri)
@@ -116,6 +119,39 @@ def _open_store(uri: str) -> MlflowClient:
                 if os.environ.get("MLFLOW_TRACKING_URI") else "check the data dir (--data-dir, $GOZERO_DATA)")
         raise RegistryError(f"MLflow store {uri} is unreachable: {first_line(error)}; {hint}") from error
     return opened
+
+
+RELOCATED_COLUMNS = (("experiments", "artifact_location"), ("runs", "artifact_uri"), ("model_versions", "source"),
+                     ("model_versions", "storage_location"), ("logged_models", "artifact_location"))
+"""Where MLflow's SQLite store keeps absolute artifact URIs."""
+
+
+def relocate_artifacts(db: Path) -> list[str]:
+    """Point a copied or moved store at its own artifacts: MLflow records every experiment's, run's
+    and model version's artifacts by absolute URI, so a data dir copied elsewhere would go on reading
+    and writing the original's ``mlartifacts`` (and a moved one would find nothing). URIs under
+    another directory's ``mlartifacts`` are rewritten to the ``mlartifacts`` beside `db`, when it
+    exists (the data dir was copied whole); the old roots, for the caller to report (none: untouched)."""
+    here = (db.parent / "mlartifacts").as_uri()
+    if not (db.parent / "mlartifacts").is_dir():
+        return []
+    with contextlib.closing(sqlite3.connect(db, timeout=60)) as connection, connection:
+        tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if "experiments" not in tables:
+            return []
+        locations = [row[0] for row in connection.execute("SELECT artifact_location FROM experiments")]
+        roots = sorted({loc[:loc.index("/mlartifacts") + len("/mlartifacts")] for loc in locations
+                        if loc and loc.startswith("file://") and "/mlartifacts" in loc} - {here})
+        for old in roots:
+            for table, column in RELOCATED_COLUMNS:
+                if table in tables:
+                    connection.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?) "  # noqa: S608
+                                       f"WHERE substr({column}, 1, ?) = ?", (here, len(old) + 1, len(old) + 1, old + "/"))
+                    connection.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (here, old))  # noqa: S608
+    if roots:
+        logging.getLogger(__name__).warning("the store %s was copied or moved: its artifacts are now read from %s "
+                                            "(they were at %s)", db, here, ", ".join(roots))
+    return roots
 
 
 def _check_server(uri: str) -> None:

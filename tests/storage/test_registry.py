@@ -309,3 +309,30 @@ def test_the_sqlite_view_steps_aside_for_a_store_it_does_not_know(tmp_path: Path
     assert read_versions(other) is None  # not MLflow's tables: the caller goes through MLflow
     monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://127.0.0.1:5000")
     assert local_versions(None, tmp_path) is None  # a server: only MLflow can read it
+
+
+def test_a_copied_data_dir_reads_and_writes_its_own_artifacts_not_the_originals(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """MLflow records artifact locations as absolute URIs: without relocation a copy would go on
+    writing into the original's mlartifacts (and a moved dir would find nothing)."""
+    import shutil
+    import sqlite3
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    monkeypatch.setenv("GOZERO_DATA", str(original))
+    net = trained_net(seed=3)
+    log_and_register(net, tmp_path / "model", 1)
+    shutil.copytree(original, copy)
+    shutil.rmtree(original / "mlartifacts")  # as good as moved: only the copy's files are left
+    monkeypatch.setenv("GOZERO_DATA", str(copy))
+    loaded, _ = registry.load("models:/gozero-9x9/1", build_net)
+    assert same_outputs(loaded, net)
+    _, version = log_and_register(trained_net(seed=4), tmp_path / "model2", 2)
+    assert version == 2 and not (original / "mlartifacts").exists()  # nothing written into the original
+    with sqlite3.connect(copy / "mlflow.db") as connection:
+        uris = [row[0] for table, column in mlflow_store.RELOCATED_COLUMNS[:4]
+                for row in connection.execute(f"SELECT {column} FROM {table}") if "mlartifacts" in row[0]]  # noqa: S608
+    assert len(uris) >= 6 and all(uri.startswith((copy / "mlartifacts").as_uri() + "/") or
+                                  uri == (copy / "mlartifacts").as_uri() for uri in uris), uris
+    assert mlflow_store.relocate_artifacts(copy / "mlflow.db") == []  # once is enough
