@@ -129,29 +129,32 @@ RELOCATED_COLUMNS = (("experiments", "artifact_location"), ("runs", "artifact_ur
 def relocate_artifacts(db: Path) -> list[str]:
     """Point a copied or moved store at its own artifacts: MLflow records every experiment's, run's
     and model version's artifacts by absolute URI, so a data dir copied elsewhere would go on reading
-    and writing the original's ``mlartifacts`` (and a moved one would find nothing). URIs under
-    another directory's ``mlartifacts`` are rewritten to the ``mlartifacts`` beside `db`, when it
-    exists (the data dir was copied whole); the old roots, for the caller to report (none: untouched)."""
-    here = (db.parent / "mlartifacts").as_uri()
-    if not (db.parent / "mlartifacts").is_dir():
+    and writing the original's ``mlartifacts`` (and a moved one would find nothing). A URI under
+    another directory's ``mlartifacts`` is rewritten to the ``mlartifacts`` beside `db` when the
+    files it names are there (copied with the store); one whose files are only at the old place
+    keeps pointing there. Returns the old roots it rewrote from (none: the store was untouched)."""
+    here = db.parent / "mlartifacts"
+    if not here.is_dir():
         return []
+    moved: set[str] = set()
     with contextlib.closing(sqlite3.connect(db, timeout=60)) as connection, connection:
         tables = {row[0] for row in connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-        if "experiments" not in tables:
-            return []
-        locations = [row[0] for row in connection.execute("SELECT artifact_location FROM experiments")]
-        roots = sorted({loc[:loc.index("/mlartifacts") + len("/mlartifacts")] for loc in locations
-                        if loc and loc.startswith("file://") and "/mlartifacts" in loc} - {here})
-        for old in roots:
-            for table, column in RELOCATED_COLUMNS:
-                if table in tables:
-                    connection.execute(f"UPDATE {table} SET {column} = ? || substr({column}, ?) "  # noqa: S608
-                                       f"WHERE substr({column}, 1, ?) = ?", (here, len(old) + 1, len(old) + 1, old + "/"))
-                    connection.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?", (here, old))  # noqa: S608
-    if roots:
+        for table, column in RELOCATED_COLUMNS:
+            if table not in tables:
+                continue
+            for (uri,) in connection.execute(f"SELECT DISTINCT {column} FROM {table}").fetchall():  # noqa: S608
+                if not (uri and uri.startswith("file:///") and "/mlartifacts" in uri):
+                    continue
+                root, _, rest = uri.partition("/mlartifacts")
+                if root + "/mlartifacts" == here.as_uri() or not (here / rest.lstrip("/")).exists():
+                    continue
+                connection.execute(f"UPDATE {table} SET {column} = ? WHERE {column} = ?",  # noqa: S608
+                                   (here.as_uri() + rest, uri))
+                moved.add(root + "/mlartifacts")
+    if moved:
         logging.getLogger(__name__).warning("the store %s was copied or moved: its artifacts are now read from %s "
-                                            "(they were at %s)", db, here, ", ".join(roots))
-    return roots
+                                            "(they were at %s)", db, here.as_uri(), ", ".join(sorted(moved)))
+    return sorted(moved)
 
 
 def _check_server(uri: str) -> None:

@@ -336,3 +336,27 @@ def test_a_copied_data_dir_reads_and_writes_its_own_artifacts_not_the_originals(
     assert len(uris) >= 6 and all(uri.startswith((copy / "mlartifacts").as_uri() + "/") or
                                   uri == (copy / "mlartifacts").as_uri() for uri in uris), uris
     assert mlflow_store.relocate_artifacts(copy / "mlflow.db") == []  # once is enough
+
+
+def test_a_version_whose_files_are_only_at_the_old_place_keeps_pointing_there(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy that went on registering into the original's mlartifacts (before relocation existed):
+    what was copied moves to the copy's artifacts, what exists only in the original stays readable."""
+    import shutil
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    monkeypatch.setenv("GOZERO_DATA", str(original))
+    first, second = trained_net(seed=5), trained_net(seed=6)
+    log_and_register(first, tmp_path / "m1", 1)
+    shutil.copytree(original, copy)
+    log_and_register(second, tmp_path / "m2", 2)  # its files: only under original/mlartifacts
+    shutil.copy(original / "mlflow.db", copy / "mlflow.db")
+    monkeypatch.setenv("GOZERO_DATA", str(copy))
+    assert same_outputs(registry.load("models:/gozero-9x9/1", build_net)[0], first)
+    assert same_outputs(registry.load("models:/gozero-9x9/2", build_net)[0], second)
+    sources = {v.version: v.source for v in registry.list_versions("gozero-9x9")}
+    assert sources[1].startswith((copy / "mlartifacts").as_uri()) and sources[2].startswith((original / "mlartifacts").as_uri())
+    shutil.rmtree(copy / "mlartifacts")
+    with pytest.raises(Exception):  # noqa: B017 - version 1 reads the copy's files only
+        registry.load("models:/gozero-9x9/1", build_net)
