@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import logging
 import os
 import signal
 import sys
@@ -106,6 +107,13 @@ def quiet_prefect(verbose: bool) -> None:
     """Keep Prefect's console logs out of the CLI's output unless asked; call before importing it."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    if not verbose:  # Prefect's queue services log under their class names, outside the "prefect" logger:
+        for service in PREFECT_SERVICE_LOGGERS:  # "EventsWorker - Still processing items" trailed errors
+            logging.getLogger(service).setLevel(logging.CRITICAL)
+
+
+PREFECT_SERVICE_LOGGERS = ("EventsWorker", "APILogWorker")
+"""Loggers of Prefect's background queues (`prefect._internal.concurrency.services`, named by class)."""
 
 
 def use_threads(threads: int | None) -> int:

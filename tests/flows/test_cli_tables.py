@@ -71,3 +71,17 @@ def test_progress_off_a_terminal_is_plain_lines_with_full_figures(monkeypatch, c
     assert [line.rsplit(", ", 1)[0] for line in lines] == [
         "self-play games: 0/1,200 (0%)", "self-play games: 600/1,200 (50%)", "self-play games: 1,200/1,200 (100%)"]
     assert all("\x1b" not in line and line.endswith(" s") for line in lines)
+
+
+def test_prefects_queue_services_say_nothing_unless_verbose(monkeypatch):
+    """"EventsWorker - Still processing items" trailed the CLI's error lines: those loggers sit
+    outside the "prefect" logger, so PREFECT_LOGGING_LEVEL did not reach them."""
+    import logging
+
+    from flows.cli import common
+
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "CRITICAL")
+    for name in common.PREFECT_SERVICE_LOGGERS:
+        monkeypatch.setattr(logging.getLogger(name), "level", logging.NOTSET)
+    common.quiet_prefect(verbose=False)
+    assert not any(logging.getLogger(name).isEnabledFor(logging.WARNING) for name in ("EventsWorker", "APILogWorker"))
