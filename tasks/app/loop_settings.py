@@ -188,7 +188,7 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
 
 def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     """The self-play flow's search options of the loop (`flows.selfplay.selfplay` keywords, mapped
-    into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`, and the root search);
+    into `MCTSConfig.full_search_prob`, `fast_sims`, `forced_playouts`, and the root search);
     empty when all off."""
     if unset := settings.undecided():
         raise ValueError(f"decide the loop's techniques first (resolved): {', '.join(unset)} unset")

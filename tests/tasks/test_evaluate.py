@@ -146,7 +146,7 @@ def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tm
     model = str(save_model(tmp_path / "tiny", build_net(config), config.to_dict()))
     net_vs_random = settings(model, "random", games=2, sims=4, config=MatchConfig(size=5, max_moves=12))
     agent = build_player(model, net_vs_random.player_settings()).make(3)
-    assert isinstance(agent, AlphaZeroAgent) and agent.config.simulations == 4
+    assert isinstance(agent, AlphaZeroAgent) and agent.config.sims == 4
     match = str(tmp_path / "m")
     for chunk in start_match(match, net_vs_random):
         play_chunk(match, net_vs_random, chunk)
