@@ -36,6 +36,7 @@ from storage import layout, loops
 from tasks.app.loop_settings import RESUMABLE, LoopSettings, loop_record, selfplay_search
 from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, loop_spend
 from tasks.app.models import ModelRef
+from tasks.app.selfplay_settings import SelfPlaySettings
 from tasks.app.steps import Steps
 from tasks.zero import champion, initial_champion, next_resign_threshold, promote_candidate, train_candidate
 
@@ -157,10 +158,11 @@ def _selfplay(settings: LoopSettings, data: Path, generation: int, player: Model
               workers: int | None, dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
     """The champion's self-play games of this generation (subflow `selfplay`), nets on `device`."""
     run = selfplay.with_options(task_runner=task_runner(workers, dask_address))
-    summary = run(player.uri, settings.games, settings.sims, generation, str(data),
-                  games_per_task=default_games_per_task(settings.games, workers),
-                  seed=settings.seed * 1_000 + generation, size=settings.size, komi=settings.komi,
-                  resign_threshold=resign_threshold, run=settings.loop, device=device, **selfplay_search(settings))
+    played = SelfPlaySettings(player.uri, settings.sims, size=settings.size, komi=settings.komi,
+                              resign_threshold=resign_threshold, run=settings.loop, device=device,
+                              **selfplay_search(settings))
+    summary = run(played, settings.games, generation, str(data),
+                  games_per_task=default_games_per_task(settings.games, workers), seed=settings.seed * 1_000 + generation)
     return {"games": summary.counts.games, "rows": summary.rows, "mean_length": round(summary.mean_length, 1),
             "counts": asdict(summary.counts), "winner_lows": list(summary.winner_lows),
             "resign_threshold": resign_threshold}
