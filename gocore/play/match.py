@@ -273,6 +273,8 @@ class GtpAgent:
 class MatchConfig:
     """Rules and limits shared by every game of a match."""
 
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
+
     size: int = 9
     """Board size N."""
     komi: float = 7.5

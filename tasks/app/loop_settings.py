@@ -40,7 +40,7 @@ playout cap (106 of 200) did not win theirs."""
 class LoopSettings:
     """What a zero loop is; recorded in loop.json, and a rerun must match it (but `generations`)."""
 
-    __pydantic_config__ = {"use_attribute_docstrings": True}  # the docstrings below describe the flow's form
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
 
     loop: str = "zero-9x9"
     """The loop's name: its directory under <data>/loops/ and the tag on its model versions."""

@@ -18,7 +18,7 @@ FORCED_NEEDS_PUCT = ("forced playouts are a PUCT technique (Gumbel's sequential 
 class SelfPlaySettings:
     """How every batch of a self-play run is played; mapped whole to the tasks."""
 
-    __pydantic_config__ = {"use_attribute_docstrings": True}  # the docstrings below describe the flow's form
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
 
     model: str
     """The model that plays both sides: models:/NAME/VERSION, models:/NAME@ALIAS, a model directory, or

@@ -107,14 +107,3 @@ def test_generations_written_before_the_flow_took_its_settings_resume_without_pl
     with pytest.raises(SelfPlayError, match=r"fast_sims 2 \(now 1\)"):  # a changed knob is still refused
         selfplay(replace(settings, fast_sims=1), 2, 3, str(data_dir), seed=7)
 
-
-def test_the_run_form_shows_every_setting_with_its_docstring():
-    from flows.cli.fields import declared_fields
-    from flows.selfplay import selfplay
-
-    schema = selfplay.parameters.model_dump()
-    properties = schema["definitions"]["SelfPlaySettings"]["properties"]
-    assert schema["properties"]["settings"]["$ref"].endswith("/SelfPlaySettings")
-    for name, field in declared_fields("tasks.app.selfplay_settings", "SelfPlaySettings").items():
-        assert field.doc and " ".join(properties[name]["description"].split()).startswith(field.doc), name
-    assert set(properties) == set(declared_fields("tasks.app.selfplay_settings", "SelfPlaySettings"))
