@@ -1,6 +1,6 @@
 """`gozero evaluate A B`: a match between two players with a live score, then the verdict.
 
-Players are specs (tasks/evaluate.py): ``random``, ``uct[-N]``, ``gnugo[-LEVEL]``,
+Players are specs (tasks/app/players.py): ``random``, ``uct[-N]``, ``gnugo[-LEVEL]``,
 ``gtp:COMMAND`` (any GTP engine), ``models:/NAME@ALIAS`` or a model directory.
 
 By default the games are played here, one after another, without a Prefect server (no start-up

@@ -4,6 +4,7 @@ same text `gozero ... --help` shows (flows.cli.fields reads it from the source).
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 
 import pytest
@@ -38,3 +39,23 @@ def test_every_setting_is_in_the_run_form_with_its_docstring(target: str, parame
         for name, field in fields.items():
             described = " ".join(properties[name].get("description", "").split())
             assert field.doc and described.startswith(field.doc), f"{cls}.{name}: {described!r}"
+
+
+def test_every_deployment_in_prefect_yaml_validates_against_its_flow():
+    """What `prefect deploy` records must be a valid run of the flow as it is now (a renamed or
+    regrouped parameter would fail only when the schedule fires)."""
+    from pathlib import Path
+
+    import yaml
+
+    deployments = yaml.safe_load((Path(__file__).parents[2] / "prefect.yaml").read_text())["deployments"]
+    for deployment in deployments:
+        path, name = deployment["entrypoint"].split(":")
+        flow = getattr(importlib.import_module(path.removesuffix(".py").replace("/", ".")), name)
+        parameters = deployment.get("parameters", {})
+        validated = flow.validate_parameters(parameters)
+        assert set(validated) >= set(parameters), deployment["name"]
+        for name, value in validated.items():  # pydantic ignores unknown keys of a dataclass: check them here
+            if dataclasses.is_dataclass(value):
+                known = {field.name for field in dataclasses.fields(value)}
+                assert set(parameters.get(name, {})) <= known, f"{deployment['name']}: {set(parameters[name]) - known}"
