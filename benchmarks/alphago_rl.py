@@ -69,7 +69,7 @@ def zero_games_per_hour(args: argparse.Namespace) -> tuple[float, float]:
     """(games/hour of the zero loop's self-play, mean game length)."""
     evaluator = NetEvaluator(net("dual", args.preset, args.seed), device="cpu")
     started = time.perf_counter()
-    games = play_games(evaluator, SELFPLAY.replace(simulations=args.sims), args.games, SIZE, KOMI, seed=args.seed)
+    games = play_games(evaluator, SELFPLAY.replace(sims=args.sims), args.games, SIZE, KOMI, seed=args.seed)
     seconds = time.perf_counter() - started
     return args.games * 3600 / seconds, float(np.mean([len(g.moves) for g in games]))
 

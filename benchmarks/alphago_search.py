@@ -92,7 +92,7 @@ def sims_per_second(evaluator: NetEvaluator, config: mcts.MCTSConfig, positions:
             search = mcts.BatchedSearch(evaluator, config, [position] * games, seed, rollout_policy=rollouts)
             search.search()
         best = min(best, time.process_time() - started)
-    return config.simulations * games * len(positions) / best
+    return config.sims * games * len(positions) / best
 
 
 def main() -> None:
@@ -107,10 +107,10 @@ def main() -> None:
     evaluator = NetEvaluator(policy_net=net("policy", args.preset, args.seed),
                              value_net=net("value", args.preset, args.seed + 1), device="cpu")
     positions = start_positions(args.positions, args.seed)
-    base = mcts.ALPHAGO.replace(simulations=args.sims)
+    base = mcts.ALPHAGO.replace(sims=args.sims)
     net_only = base.replace(rollout_lambda=0.0)
-    sims_per_second(evaluator, base.replace(simulations=8), positions[:2], 1, rollouts, args.seed)  # compile, warm up
-    sims_per_second(evaluator, base.replace(simulations=8), positions[:2], 1, None, args.seed)
+    sims_per_second(evaluator, base.replace(sims=8), positions[:2], 1, rollouts, args.seed)  # compile, warm up
+    sims_per_second(evaluator, base.replace(sims=8), positions[:2], 1, None, args.seed)
     speeds = {"net": sims_per_second(evaluator, net_only, positions, args.games, None, args.seed),
               "pattern": sims_per_second(evaluator, base, positions, args.games, rollouts, args.seed),
               "uniform": sims_per_second(evaluator, base, positions, args.games, None, args.seed)}

@@ -42,7 +42,7 @@ def main() -> None:
     torch.set_num_threads(1)
     for size in (int(text) for text in args.sizes.split(",")):
         evaluator = NetEvaluator(build_net(preset(args.preset, size, 17, encoder="agz17", aux_heads=True)))
-        config = mcts.MATCH.replace(simulations=args.visits)
+        config = mcts.MATCH.replace(sims=args.visits)
         evaluator.evaluate([Position.initial(size)])  # warm up torch and the kernels outside the figures
         plain_seconds, _ = timed_search(evaluator, config, size)
         recorded_seconds, _ = timed_search(HeadRecorder(evaluator, keep_ownership=True), config, size)
@@ -55,7 +55,7 @@ def main() -> None:
         started = time.perf_counter()
         analyse(search.roots[0], recorder, averages=averages)
         first_read = time.perf_counter() - started
-        search.search(simulations=64)
+        search.search(sims=64)
         started = time.perf_counter()
         analyse(search.roots[0], recorder, averages=averages)
         read_again = time.perf_counter() - started

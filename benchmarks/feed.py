@@ -171,7 +171,7 @@ def selfplay_run(starts: list[Position], config: MCTSConfig, search: str, moves:
                 tree.advance(g, result.move)
             active = [g for g in active if tree.roots[g].terminal_value is None]
         cpu = time.process_time() - started
-    sims = sum(len(m) for m in played) * config.simulations
+    sims = sum(len(m) for m in played) * config.sims
     return {"cpu": cpu, "sims": sims, "parts": clock.seconds, "moves": played}
 
 
@@ -212,7 +212,7 @@ def flops_per_position(name: str, size: int) -> float:
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(1)
-    config = SELFPLAY.replace(simulations=args.sims, resign_threshold=None)
+    config = SELFPLAY.replace(sims=args.sims, resign_threshold=None)
     print(f"self-play with a free net: {args.games} games in lockstep, {args.sims} sims/move, leaves_per_game="
           f"{config.leaves_per_game}, {args.moves} moves a game from random-game positions (move 0..N*N/2); "
           f"simulations per CPU-second (one core), best of {args.rounds} alternating rounds, torch threads 1")
@@ -221,7 +221,7 @@ def main() -> None:
     for size in args.sizes:
         starts = random_starts(size, args.games, np.random.default_rng(args.seed))
         for search in args.searches:
-            selfplay_run(starts[:2], config.replace(simulations=8), search, 1, args.seed, False)  # warm-up, compiles
+            selfplay_run(starts[:2], config.replace(sims=8), search, 1, args.seed, False)  # warm-up, compiles
             runs: dict[bool, list[dict]] = {True: [], False: []}
             for _ in range(args.rounds):  # alternating, so that both paths see the same load
                 for is_baseline in (True, False):

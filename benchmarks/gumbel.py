@@ -47,7 +47,7 @@ def rates(net: torch.nn.Module, search: str, sims: int, games: int, seed: int) -
     """Games and moves per minute (wall and CPU) and network positions per move of one self-play run."""
     recorder = RecordingEvaluator(NetEvaluator(net, device="cpu"))
     started, cpu = time.perf_counter(), time.process_time()
-    played = play_games(recorder, SELFPLAY.replace(simulations=sims), games, size=SIZE, seed=seed,
+    played = play_games(recorder, SELFPLAY.replace(sims=sims), games, size=SIZE, seed=seed,
                         new_search=search_factory(root_search(search)))
     wall, cpu = time.perf_counter() - started, time.process_time() - cpu
     moves = sum(len(game.moves) for game in played)
@@ -60,7 +60,7 @@ def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
     net = new_net(args.preset)
-    play_games(NetEvaluator(net, device="cpu"), SELFPLAY.replace(simulations=8, max_moves=4), 2, seed=1,
+    play_games(NetEvaluator(net, device="cpu"), SELFPLAY.replace(sims=8, max_moves=4), 2, seed=1,
                new_search=search_factory(root_search("gumbel")))  # warm-up: numba kernels, torch
     print(f"9x9 self-play, untrained {args.preset} net, {args.games} games in lockstep, torch threads={args.threads}")
     print(f"{'sims':>4} {'search':7} {'games/min':>9} {'per CPU-min':>11} {'moves/min':>9} "

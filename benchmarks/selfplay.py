@@ -74,7 +74,7 @@ class RecordingEvaluator:
 def simulations(games: Sequence[SearchedGame], config: MCTSConfig) -> int:
     """Leaves added in all: one search per move played, plus the search that led to a resignation."""
     searches = sum(len(game.moves) + (game.reason == "resign") for game in games)
-    return searches * config.simulations
+    return searches * config.sims
 
 
 def selfplay_run(net: torch.nn.Module, config: MCTSConfig, games: int, seed: int) -> dict:
@@ -128,12 +128,12 @@ def new_net(name: str) -> torch.nn.Module:
 def main() -> None:
     args = parse_args()
     torch.set_num_threads(args.threads)
-    config = SELFPLAY.replace(simulations=args.sims)
+    config = SELFPLAY.replace(sims=args.sims)
     print(f"9x9 self-play, {args.games} games in lockstep, {args.sims} sims/move, "
           f"leaves_per_game={config.leaves_per_game}, torch threads={args.threads}")
 
     small = new_net("small")
-    play_games(NetEvaluator(small, device="cpu"), config.replace(simulations=8, max_moves=4), 2, seed=1)  # warm-up
+    play_games(NetEvaluator(small, device="cpu"), config.replace(sims=8, max_moves=4), 2, seed=1)  # warm-up
     run = selfplay_run(small, config, args.games, args.seed)
     sims_per_s = run["sims"] / run["wall"]
     sample = run["batches"][::max(1, args.replay_every)]

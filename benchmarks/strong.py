@@ -53,8 +53,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def play(data: Path, black: str, white: str, games: int, sims: int, match_id: str, workers: int | None) -> dict:
     """A resumable match (the evaluate flow) of `games` games; its summary."""
     from flows.evaluate import run_evaluate
+    from gocore.play.match import MatchConfig
+    from tasks.app.evaluate import MatchSettings
 
-    return run_evaluate(black, white, games, sims, match_id, str(data), workers=workers, size=9)
+    return run_evaluate(MatchSettings(black, white, games, sims, MatchConfig(size=9)), match_id, str(data), workers=workers)
 
 
 def recipe_champion(data: Path, name: str) -> tuple[str, int]:

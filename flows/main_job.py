@@ -18,7 +18,9 @@ from flows.evaluate import evaluate
 from flows.runtime import artifact_key, task_runner
 from flows.zero_loop import zero_loop
 from gocore.errors import GozeroError
+from gocore.play.match import MatchConfig
 from storage import layout
+from tasks.app.evaluate import MatchSettings
 from tasks.app.loop_presets import main_job_settings
 from tasks.app.loop_settings import LoopSettings
 from tasks.zero import loop_version
@@ -87,8 +89,8 @@ def main_job(settings: LoopSettings | None = None, data_dir: str | None = None, 
     def match(black: str, white: str, count: int) -> dict[str, Any]:
         name = artifact_key("run", black.removeprefix("models:/"), "vs", white.removeprefix("models:/"))
         print(f"{black} against {white}: {count} games")
-        return evaluate.with_options(task_runner=task_runner(workers))(black, white, count, settings.sims, name,
-                                                                       str(data), parallel=workers)
+        played = MatchSettings(black, white, count, settings.sims, MatchConfig(settings.size, settings.komi))
+        return evaluate.with_options(task_runner=task_runner(workers))(played, name, str(data), parallel=workers)
 
     evidence = match(champion_uri, first.uri, eval_games)
     if random_games:

@@ -1,23 +1,24 @@
 """Self-play flow: one model plays a generation's games in parallel batches, then a summary.
 
-    settings = SelfPlaySettings(model, sims, ...)            # one frozen value, mapped whole
+    settings = SelfPlaySettings(model, sims, ...)            # the flow's parameter, mapped whole
     batches  = plan_batches(games, games_per_task, seed)     # (seed, games) per task
     results  = selfplay_games.map(unmapped(settings), batches)   # processes locally, or a Dask cluster
     summary  = summarize_generation(results)                 # GenerationSummary + a Markdown artifact
 
 Each task plays its games in lockstep, so more games per task means bigger network batches;
 the default splits the games evenly over the workers. Batch i has seed ``seed + i``: a rerun
-with the same settings skips the batches already on disk (their sidecars). `run_selfplay`
-picks the task runner (a process pool of `workers`, or `dask_address`).
+with the same settings skips the batches already on disk (their sidecars). The flow takes
+`SelfPlaySettings` whole (how games are played: the Prefect form shows each field's doc) beside
+which games to play (games, generation, seed, split) and where. `run_selfplay` picks the task
+runner (a process pool of `workers`, or `dask_address`).
 """
 
 from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
 
 from prefect import flow, unmapped
 from prefect.artifacts import (
@@ -63,31 +64,31 @@ def default_games_per_task(games: int, workers: int | None) -> int:
 
 
 @flow(name="selfplay", log_prints=True, task_runner=StoppingProcessPool())
-def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_dir: str | None = None,
-             games_per_task: int | None = None, seed: int = 0, size: int = 9, komi: float = 7.5,
-             encoder: str = "agz17", max_moves: int | None = None,
-             resign_threshold: float | None = -0.9, run: str = "", full_search_prob: float = 1.0,
-             fast_sims: int | None = None, forced_playouts: bool = False,
-             search: str = "puct", gumbel_scale: float = 1.0, pass_when_settled: bool = False,
-             device: str = "cpu") -> GenerationSummary:
-    """Play `games` self-play games of `model` into ``<data>/selfplay/gen=<generation>/`` (a loop
-    `run`'s: ``<data>/loops/<run>/selfplay/gen=<generation>/``); the summary. With
-    `full_search_prob` < 1 only that share of moves is searched with `sims` and makes rows, the
-    rest get `fast_sims` (KataGo's playout cap); `forced_playouts`: KataGo's, with pruned targets.
-    `device`: where every worker runs the net (cpu by default: each would hold its own CUDA context)."""
+def selfplay(settings: SelfPlaySettings, games: int, generation: int = 0, data_dir: str | None = None,
+             games_per_task: int | None = None, seed: int = 0) -> GenerationSummary:
+    """Play `games` self-play games of `settings.model` into ``<data>/selfplay/gen=<generation>/`` (a
+    loop's, `settings.run`: ``<data>/loops/<run>/selfplay/gen=<generation>/``); the summary.
+
+    Args:
+        settings: How every game is played (model, search, board); a rerun must keep what the
+            sidecars record of it (SelfPlaySettings.recorded).
+        games: Games to play in this generation.
+        generation: The generation's number: its directory gen=<generation>.
+        data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) of the games and registry.
+        games_per_task: Lockstep games per task (default: the games split evenly over the cores,
+            at most 50); a rerun keeps the split the first run pinned.
+        seed: Seed of the first task (task i uses seed + i): with the split, it names the batches.
+    """
     data = layout.data_dir(data_dir)
-    selfplay_files.clean_partial(data, generation, run)  # before any task writes there
-    settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
-                                resign_threshold=resign_threshold, run=run, full_search_prob=full_search_prob,
-                                fast_sims=fast_sims, forced_playouts=forced_playouts, search=search,
-                                gumbel_scale=gumbel_scale, pass_when_settled=pass_when_settled, device=device,
-                                local_model=local_model(model, data))  # workers: no MLflow import
+    selfplay_files.clean_partial(data, generation, settings.run)  # before any task writes there
+    settings = replace(settings, local_model=local_model(settings.model, data))  # workers: no MLflow import
+    run = settings.run
     asked = games_per_task or default_games_per_task(games, None)
     per_task = selfplay_files.pin_split(data, generation, games, seed, asked, run)
     if per_task != asked:
         print(f"self-play gen={generation}: {per_task} games per task, as the first run split them (asked {asked})")
     batches = selfplay_files.plan_batches(games, per_task, seed)
-    print(f"self-play gen={generation}: {model}, {games} games in {len(batches)} tasks, {sims} sims")
+    print(f"self-play gen={generation}: {settings.model}, {games} games in {len(batches)} tasks, {settings.sims} sims")
     progress = create_progress_artifact(0.0, key=artifact_key("selfplay-progress-gen", generation),
                                         description=f"self-play games of generation {generation}")
     # batches a killed or finished run left on disk are read here: a rerun with nothing left to play
@@ -100,7 +101,7 @@ def selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_
     for part in results_as_completed(futures):
         parts.append(part)
         update_progress_artifact(progress, 100.0 * sum(p.counts.games for p in parts) / max(games, 1))
-    summary = summarize_generation(parts, model, generation, layout.selfplay_dir(data, generation, run))
+    summary = summarize_generation(parts, settings.model, generation, layout.selfplay_dir(data, generation, run))
     create_markdown_artifact(summary_markdown(summary), key=artifact_key("selfplay-gen", generation),
                              description=f"self-play generation {generation}")
     return summary
@@ -149,12 +150,11 @@ def selfplay_progress(data_dir: str | None, generation: int, games: int, games_p
     return selfplay_files.games_done(data, generation, seeds, run), games
 
 
-def run_selfplay(model: str, games: int, sims: int = 100, generation: int = 0, data_dir: str | None = None,
-                 workers: int | None = None, dask_address: str | None = None,
-                 games_per_task: int | None = None, **options: Any) -> GenerationSummary:
+def run_selfplay(settings: SelfPlaySettings, games: int, generation: int = 0, data_dir: str | None = None,
+                 workers: int | None = None, dask_address: str | None = None, games_per_task: int | None = None,
+                 seed: int = 0) -> GenerationSummary:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
     runner = task_runner(workers, dask_address)
     per_task = games_per_task or default_games_per_task(games, workers)
     with prefect_api():
-        return selfplay.with_options(task_runner=runner)(model, games, sims, generation, data_dir,
-                                                         per_task, **options)
+        return selfplay.with_options(task_runner=runner)(settings, games, generation, data_dir, per_task, seed)

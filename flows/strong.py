@@ -29,7 +29,9 @@ from flows.ingest import ingest
 from flows.runtime import prefect_api, task_runner
 from flows.zero_loop import zero_loop
 from gocore.nn.encode import EncodeOptions
+from gocore.play.match import MatchConfig
 from storage import layout, loops
+from tasks.app.evaluate import MatchSettings
 from tasks.app.steps import Steps
 from tasks.app.strong import RESUMABLE, StrongSettings, recipe_spend
 from tasks.strong_curve import publish_curve
@@ -104,9 +106,9 @@ def _anchors(settings: StrongSettings, data: Path, model: str, generation: int, 
     results = {}
     for anchor in settings.anchors:
         match = f"{settings.name}-gen{generation}-vs-{anchor}"
-        summary = evaluate.with_options(task_runner=runner)(
-            model, anchor, settings.anchor_games, settings.anchor_sims, match, str(data),
-            size=settings.size, komi=settings.komi, seed=settings.seed + generation, parallel=workers, device=device)
+        played = MatchSettings(model, anchor, settings.anchor_games, settings.anchor_sims,
+                               MatchConfig(settings.size, settings.komi, seed=settings.seed + generation), device=device)
+        summary = evaluate.with_options(task_runner=runner)(played, match, str(data), parallel=workers)
         results[anchor] = {"games": summary["games"], "win_rate": round(summary["a_winrate"], 4),
                            "low": round(summary["a_winrate_low"], 4), "high": round(summary["a_winrate_high"], 4),
                            "match": match}

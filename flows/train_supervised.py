@@ -7,50 +7,19 @@
 
 `preset` names both the net size (gocore.nn.nets) and the training schedule (gocore.nn.training).
 A rerun of the same call resumes from the checkpoints of the earlier one (tasks/train.py).
+`gozero train` trains in-process through the same `tasks.train.train_and_register` (the body of
+`train_model`), with the same `training_config`.
 `run_train_supervised` runs the flow with one Prefect API (a temporary server if none is set).
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 from prefect import flow
 from prefect.artifacts import create_markdown_artifact
 
 from flows.runtime import artifact_key, prefect_api
-from gocore.nn.net_sizes import PRESETS as NET_PRESETS
-from gocore.nn.nets import NetConfigError, net_size
-from gocore.nn.training import PRESETS, TrainConfig, TrainError
 from storage import layout
-from tasks.train import TrainResult, train_model
-
-FAMILIES = ("policy", "value", "dual")
-
-
-def training_config(preset: str = "small", steps: int | None = None, batch_size: int | None = None,
-                    device: str = "auto") -> TrainConfig:
-    """The training preset with the given steps, batch size and device; TrainError if unknown. A
-    net-size preset without a schedule of its own (alphago, b6c96) trains with its size's schedule."""
-    if preset not in PRESETS:
-        try:
-            preset = net_size(preset).schedule
-        except NetConfigError:
-            raise TrainError(f"unknown preset {preset!r}; presets: {', '.join(NET_PRESETS)}, "
-                             "or a net size such as b6c96") from None
-    changes: dict[str, Any] = {"device": device}
-    if steps is not None:
-        changes["steps"] = steps
-    if batch_size is not None:
-        changes["batch_size"] = batch_size
-    return dataclasses.replace(PRESETS[preset], **changes)
-
-
-def families_to_train(family: str, also_value: bool) -> list[str]:
-    """The nets one flow run trains: `family`, then a value net if asked and not already one."""
-    if family not in FAMILIES:
-        raise TrainError(f"model {family!r} is not one of {', '.join(FAMILIES)}")
-    return [family] + (["value"] if also_value and family not in ("value", "dual") else [])
+from tasks.train import TrainResult, families_to_train, train_model, training_config
 
 
 @flow(name="train_supervised", log_prints=True)

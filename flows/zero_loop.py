@@ -31,11 +31,14 @@ from flows.evaluate import evaluate
 from flows.ladder import ladder
 from flows.runtime import artifact_key, dask_scheduler, prefect_api, task_runner
 from flows.selfplay import default_games_per_task, selfplay
+from gocore.play.match import MatchConfig
 from gocore.play.ratings import SprtConfig
 from storage import layout, loops
+from tasks.app.evaluate import MatchSettings
 from tasks.app.loop_settings import RESUMABLE, LoopSettings, loop_record, selfplay_search
 from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, loop_spend
 from tasks.app.models import ModelRef
+from tasks.app.selfplay_settings import SelfPlaySettings
 from tasks.app.steps import Steps
 from tasks.zero import champion, initial_champion, next_resign_threshold, promote_candidate, train_candidate
 
@@ -157,10 +160,11 @@ def _selfplay(settings: LoopSettings, data: Path, generation: int, player: Model
               workers: int | None, dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
     """The champion's self-play games of this generation (subflow `selfplay`), nets on `device`."""
     run = selfplay.with_options(task_runner=task_runner(workers, dask_address))
-    summary = run(player.uri, settings.games, settings.sims, generation, str(data),
-                  games_per_task=default_games_per_task(settings.games, workers),
-                  seed=settings.seed * 1_000 + generation, size=settings.size, komi=settings.komi,
-                  resign_threshold=resign_threshold, run=settings.loop, device=device, **selfplay_search(settings))
+    played = SelfPlaySettings(player.uri, settings.sims, size=settings.size, komi=settings.komi,
+                              resign_threshold=resign_threshold, run=settings.loop, device=device,
+                              **selfplay_search(settings))
+    summary = run(played, settings.games, generation, str(data),
+                  games_per_task=default_games_per_task(settings.games, workers), seed=settings.seed * 1_000 + generation)
     return {"games": summary.counts.games, "rows": summary.rows, "mean_length": round(summary.mean_length, 1),
             "counts": asdict(summary.counts), "winner_lows": list(summary.winner_lows),
             "resign_threshold": resign_threshold}
@@ -172,10 +176,11 @@ def _gate(settings: LoopSettings, data: Path, generation: int, candidate: ModelR
     if settings.gate == "off":
         return {"passed": True, "rule": "off", "games": 0, "win_rate": None}
     run = evaluate.with_options(task_runner=task_runner(workers, dask_address))
-    summary = run(candidate.uri, holder.uri, settings.gate_games, settings.sims,
-                  f"{settings.loop}-gen{generation}-gate", str(data), gate=0.55,
-                  sprt=GATE_SPRT if settings.gate == "sprt" else None, size=settings.size, komi=settings.komi,
-                  seed=settings.seed * 1_000 + generation, parallel=workers, device=device)
+    match = MatchSettings(candidate.uri, holder.uri, settings.gate_games, settings.sims,
+                          MatchConfig(settings.size, settings.komi, seed=settings.seed * 1_000 + generation),
+                          device=device)
+    summary = run(match, f"{settings.loop}-gen{generation}-gate", str(data), gate=0.55,
+                  sprt=GATE_SPRT if settings.gate == "sprt" else None, parallel=workers)
     return {"passed": bool(summary["gate_passed"]), "rule": summary["gate_rule"], "games": summary["games"],
             "win_rate": round(summary["a_winrate"], 4), "elo": summary["elo"], "sprt": summary["sprt"],
             "match": f"{settings.loop}-gen{generation}-gate"}

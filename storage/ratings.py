@@ -6,7 +6,7 @@
                                    resumed match replaces its file, it never adds rows twice
         ladder.json                the latest ladder of each board size: {"<N>": {"updated", "players"}}
 
-Gates, ladder games and evaluations all land here (tasks.evaluate.finish_match writes the file).
+Gates, ladder games and evaluations all land here (tasks.app.evaluate.finish_match writes the file).
 Players are named by their ladder names (tasks.app.players.ladder_name: ``gozero-9x9/3``, ``random``,
 ``uct-100``), resolved when the match began, so a champion alias that moves later never renames a
 game. `log_ladder` records a fitted ladder as an MLflow run (metrics through storage.runs) with

@@ -3,7 +3,7 @@
     players = eval_players(settings, nets)        # AlphaGo at each sims count, SL, RL, value greedy, UCT,
                                                   # random, GNU Go
     pairs   = round_robin(settings, players)      # one match per pair, colours alternating
-    play_pair.map(pairs)                          # each a match of tasks.evaluate (resumable, rated)
+    play_pair.map(pairs)                          # each a match of tasks.app.evaluate (resumable, rated)
     table   = evaluation_table(...)               # win rates with 95 % intervals, Elo from the ladder fit
 
 Every game goes into the ratings table like any other match's, so the Elo column is the shared
@@ -25,9 +25,9 @@ from prefect.cache_policies import NO_CACHE
 from gocore.play.match import MatchConfig
 from storage import layout, matches, ratings
 from tasks.app.alphago_settings import AlphaGoSettings
+from tasks.app.evaluate import MatchSettings, play_match_here
 from tasks.app.models import ModelRef
 from tasks.app.players import parse_player
-from tasks.evaluate import MatchSettings, finish_match, play_chunk, start_match
 from tasks.ladder import fit
 
 KEY_PAIRS = (("alphago", "sl"), ("alphago", "uct"))  # the pairs docs/alphago.md compares with the replication
@@ -127,9 +127,7 @@ def play_pair(match_dir: str, settings: MatchSettings) -> dict[str, Any]:
         from gocore.nn.device import set_threads
 
         set_threads(1)
-    for chunk in start_match(match_dir, settings, games_per_chunk=settings.games):
-        play_chunk(match_dir, settings, chunk)
-    return finish_match(match_dir, settings)
+    return play_match_here(match_dir, settings)
 
 
 def evaluation_table(settings: AlphaGoSettings, players: list[EvalPlayer],

@@ -28,6 +28,7 @@ from gocore.play.ladder import Outcome, Rating, fit_ladder, informative_opponent
 from gocore.play.match import MatchConfig
 from gocore.play.ratings import Strength, strength_label
 from storage import layout, matches, ratings
+from tasks.app.evaluate import MatchSettings
 from tasks.app.players import (
     gnugo_level,
     has_gnugo,
@@ -35,7 +36,6 @@ from tasks.app.players import (
     ladder_spec,
     parse_player,
 )
-from tasks.evaluate import MatchSettings
 
 ANCHOR = "random"
 DEFAULT_ANCHORS = ("uct-100", "gnugo-1")  # uct-100: the 2024 replication's MCTS agent

@@ -28,8 +28,8 @@ from gocore.nn.reinforce import play_policy_games, reinforce_step
 from storage import checkpoints, layout, registry, run_dirs, runs
 from tasks.alphago import asdict_ref, stage_version
 from tasks.app.alphago_settings import AlphaGoSettings
+from tasks.app.evaluate import MatchSettings, play_match_here
 from tasks.app.models import ModelRef, load_net
-from tasks.evaluate import MatchSettings, finish_match, play_chunk, start_match
 from tasks.promotion import promote
 from tasks.train import GPU_TAG, latest_checkpoint, log_history
 
@@ -127,9 +127,7 @@ def check_rl_policy(settings: AlphaGoSettings, rl: ModelRef, sl: ModelRef, data_
     match = str(layout.match_dir(data, f"{settings.name}-rl-{rl.version}-vs-sl-{sl.version}"))
     config_match = MatchSettings(rl.uri, sl.uri, settings.check_games, 1,
                                  _match_config(settings, settings.seed + 7), device=device)
-    for chunk in start_match(match, config_match, games_per_chunk=settings.check_games):
-        play_chunk(match, config_match, chunk)
-    summary = finish_match(match, config_match, gate=GATE)
+    summary = play_match_here(match, config_match, gate=GATE)
     passed = bool(summary["gate_passed"])
     if passed:
         promote(rl.name, rl.version, f"alphago {settings.name}: beat the SL policy",

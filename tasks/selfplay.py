@@ -112,9 +112,9 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
     with _torch_threads(settings.torch_threads):
         evaluator, model_version, net_encoder = load_evaluator(settings.model, settings.size, str(data),
                                                                settings.local_model, settings.device)
-        search = SELFPLAY.replace(simulations=settings.sims, max_moves=settings.max_moves,
+        search = SELFPLAY.replace(sims=settings.sims, max_moves=settings.max_moves,
                                   resign_threshold=settings.resign_threshold,
-                                  full_search_prob=settings.full_search_prob, fast_simulations=settings.fast_sims,
+                                  full_search_prob=settings.full_search_prob, fast_sims=settings.fast_sims,
                                   forced_playouts=settings.forced_playouts,
                                   pass_when_settled=settings.pass_when_settled)
         config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,

@@ -34,9 +34,10 @@ from prefect.cache_policies import NO_CACHE
 
 from gocore.nn.device import choose_device
 from gocore.nn.features import get_encoder
-from gocore.nn.nets import build_net
+from gocore.nn.net_sizes import PRESETS as NET_PRESETS
+from gocore.nn.nets import NetConfigError, build_net, net_size
 from gocore.nn.nets import preset as net_preset
-from gocore.nn.training import RESUMABLE_CHANGES, TrainConfig, TrainError, TrainState, train
+from gocore.nn.training import PRESETS, RESUMABLE_CHANGES, TrainConfig, TrainError, TrainState, train
 from storage import checkpoints, datasets, layout, registry, run_dirs, runs
 from storage import selfplay as selfplay_files
 from storage.run_dirs import History
@@ -167,6 +168,31 @@ def objective_config(family: str, train_config: Mapping[str, Any] | TrainConfig)
         raise TrainError(f"family {family!r} is not one of {', '.join(OBJECTIVE_OF_FAMILY)}")
     config = train_config if isinstance(train_config, TrainConfig) else TrainConfig.from_dict(train_config)
     return dataclasses.replace(config, objective=OBJECTIVE_OF_FAMILY[family])
+
+
+def training_config(preset: str = "small", steps: int | None = None, batch_size: int | None = None,
+                    device: str = "auto") -> TrainConfig:
+    """The training preset with the given steps, batch size and device; TrainError if unknown. A
+    net-size preset without a schedule of its own (alphago, b6c96) trains with its size's schedule."""
+    if preset not in PRESETS:
+        try:
+            preset = net_size(preset).schedule
+        except NetConfigError:
+            raise TrainError(f"unknown preset {preset!r}; presets: {', '.join(NET_PRESETS)}, "
+                             "or a net size such as b6c96") from None
+    changes: dict[str, Any] = {"device": device}
+    if steps is not None:
+        changes["steps"] = steps
+    if batch_size is not None:
+        changes["batch_size"] = batch_size
+    return dataclasses.replace(PRESETS[preset], **changes)
+
+
+def families_to_train(family: str, also_value: bool) -> list[str]:
+    """The nets one flow run trains: `family`, then a value net if asked and not already one."""
+    if family not in OBJECTIVE_OF_FAMILY:
+        raise TrainError(f"model {family!r} is not one of {', '.join(OBJECTIVE_OF_FAMILY)}")
+    return [family] + (["value"] if also_value and family not in ("value", "dual") else [])
 
 
 def run_key(facts: DatasetFacts, family: str, preset: str, config: TrainConfig, run_name: str | None = None,

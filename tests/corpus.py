@@ -72,7 +72,7 @@ def agent_game(seed: int, size: int = 9, komi: float = 7.5, uct: bool = False,
                max_moves: int | None = None) -> GameRecord:
     """A game between two random agents (or two small UCT agents) via `play_game`."""
     if uct:
-        black, white = UCTAgent(simulations=6, seed=seed), UCTAgent(simulations=6, seed=seed + 1)
+        black, white = UCTAgent(sims=6, seed=seed), UCTAgent(sims=6, seed=seed + 1)
     else:
         black, white = RandomAgent(seed), RandomAgent(seed + 1)
     game = play_game(black, white, size=size, komi=komi, max_moves=max_moves)

@@ -70,7 +70,7 @@ def build_uct_dataset(sgf_dir, dataset_dir, games: int, size: int = 5, extra_sgf
     sgf_dir, dataset_dir = Path(sgf_dir), Path(dataset_dir)
     sgf_dir.mkdir(parents=True)
     for i in range(games):
-        uct, rand = UCTAgent(simulations=30, seed=i), RandomAgent(seed=10_000 + i)
+        uct, rand = UCTAgent(sims=30, seed=i), RandomAgent(seed=10_000 + i)
         black, white = (uct, rand) if i % 2 == 0 else (rand, uct)
         game = play_game(black, white, size=size, komi=7.5)
         record = GameRecord(size=size, komi=7.5, moves=game.moves, winner=game.winner, result=game.result,

@@ -1,13 +1,15 @@
 """`gozero evaluate A B`: a match between two players with a live score, then the verdict.
 
-Players are specs (tasks/evaluate.py): ``random``, ``uct[-N]``, ``gnugo[-LEVEL]``,
+Players are specs (tasks/app/players.py): ``random``, ``uct[-N]``, ``gnugo[-LEVEL]``,
 ``gtp:COMMAND`` (any GTP engine), ``models:/NAME@ALIAS`` or a model directory.
 
 By default the games are played here, one after another, without a Prefect server (no start-up
 cost, and the score updates the moment a game ends). ``--workers N`` runs the `evaluate` flow on
 a process pool of N (or ``--dask-address``); the score is then polled from the match directory
-twice a second. Either way the match lives in ``<data>/matches/<id>/`` and rerunning with the
-same ``--match-id`` resumes it. flows/cli/root.py mounts `evaluate` as a command.
+twice a second. Either way the match is one `MatchSettings` and one body, `tasks.app.evaluate.run_match`
+(here through `play_match_here`, the flow with its workers): the CLI assembles no match logic of
+its own. The match lives in ``<data>/matches/<id>/`` and rerunning with the same ``--match-id``
+resumes it. flows/cli/root.py mounts `evaluate` as a command.
 """
 
 from __future__ import annotations
@@ -35,7 +37,7 @@ from flows.cli.common import (
 
 if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help` stays fast
     from gocore.play.ratings import SprtConfig
-    from tasks.evaluate import MatchSettings
+    from tasks.app.evaluate import MatchSettings
 
 PLAYER_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS or a model dir"
 
@@ -71,9 +73,9 @@ def evaluate(
     from gocore.play.match import MatchConfig
     from gocore.play.ratings import SprtConfig
     from storage import layout, matches
+    from tasks.app.evaluate import MatchSettings
     from tasks.app.players import build_player, has_net
     from tasks.app.sizes import resolve_size
-    from tasks.evaluate import MatchSettings
 
     here = workers == 0 and not dask_address
     device = checked_device(device or ("auto" if here else "cpu"))
@@ -119,22 +121,17 @@ def _tag_rated_versions(data: Path, size: int) -> None:
 
 
 def _play_here(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None) -> dict[str, Any]:
-    """Every game in this process, the live score redrawn after each."""
-    from tasks.evaluate import finish_match, is_decided, play_chunk, start_match
+    """Every game in this process (`play_match_here`), the live score redrawn after each."""
+    from tasks.app.evaluate import play_match_here
 
     with user_errors():
-        chunks = start_match(str(match), settings, games_per_chunk=settings.games)
         with Live(score_table(match, settings), console=console, auto_refresh=False) as live:
             def redraw(row: dict[str, Any]) -> None:
                 live.update(score_table(match, settings, row), refresh=True)
 
-            def decided() -> bool:
-                return is_decided(str(match), settings, sprt_config)
-
-            if chunks and not decided():
-                play_chunk(str(match), settings, chunks[0], on_game=redraw, stop=decided)
+            summary = play_match_here(str(match), settings, gate, sprt_config, on_game=redraw)
         console.print()
-        return finish_match(str(match), settings, gate, sprt_config)
+        return summary
 
 
 def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None, workers: int,
@@ -142,7 +139,6 @@ def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: Sp
     """The Prefect flow on a process pool (or Dask); the live score polled from the match dir."""
     from flows.evaluate import run_evaluate
 
-    config = settings.config
     stop = threading.Event()
     with Live(score_table(match, settings), console=console, auto_refresh=False) as live:
         def poll() -> None:
@@ -153,11 +149,8 @@ def _run_flow(match: Path, settings: MatchSettings, gate: float, sprt_config: Sp
         thread.start()
         try:
             with user_errors():
-                summary = run_evaluate(settings.black, settings.white, settings.games, settings.sims, match.name,
-                                       str(match.parent.parent), gate, sprt_config, workers=workers or None,
-                                       dask_address=dask_address, size=config.size, komi=config.komi,
-                                       max_moves=config.max_moves, seed=config.seed, opening=config.opening,
-                                       gtp_timeout=settings.gtp_timeout, device=settings.device)
+                summary = run_evaluate(settings, match.name, str(match.parent.parent), gate, sprt_config,
+                                       workers=workers or None, dask_address=dask_address)
         finally:
             stop.set()
             thread.join()

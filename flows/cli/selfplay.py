@@ -9,7 +9,7 @@ pipeline. flows/cli/root.py mounts `selfplay` as a command.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -29,6 +29,7 @@ MODEL_HELP = "models:/NAME@ALIAS, models:/NAME/VERSION, a model directory, or 'u
 
 if TYPE_CHECKING:  # the real import waits for the command: `gozero --help` stays fast
     from flows.selfplay import GenerationSummary
+    from tasks.app.selfplay_settings import SelfPlaySettings
 
 
 def selfplay(
@@ -53,6 +54,7 @@ def selfplay(
     quiet_prefect(verbose)
     from gocore.nn.features import get_encoder
     from storage import layout
+    from tasks.app.selfplay_settings import SelfPlaySettings
     from tasks.app.sizes import resolve_size
     from tasks.selfplay import load_evaluator
 
@@ -62,27 +64,28 @@ def selfplay(
         size = resolve_size(size, None if model == "uniform" else model)
         get_encoder(encoder)
         load_evaluator(model, size, str(data), device=device)  # a bad model fails now, before any server starts
+        settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
+                                    resign_threshold=None if resign_threshold <= -1 else resign_threshold,
+                                    device=device)
     console.print(f"self-play [bold]gen={generation}[/]: {model}, {games} games, {sims} sims, "
                   f"{size}x{size}, komi {komi:g} -> {layout.selfplay_dir(data, generation)}", soft_wrap=True)
-    summary = _run(model, games, sims, generation, str(data), workers, games_per_task, dask_address,
-                   seed=seed, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
-                   resign_threshold=None if resign_threshold <= -1 else resign_threshold, device=device)
+    summary = _run(settings, games, generation, str(data), workers, games_per_task, dask_address, seed)
     console.print(summary_table(summary))
 
 
-def _run(model: str, games: int, sims: int, generation: int, data: str, workers: int | None,
-         games_per_task: int | None, dask_address: str | None, **options: Any) -> GenerationSummary:
+def _run(settings: SelfPlaySettings, games: int, generation: int, data: str, workers: int | None,
+         games_per_task: int | None, dask_address: str | None, seed: int) -> GenerationSummary:
     """The flow under a progress bar fed from the sidecars on disk."""
     from flows.selfplay import default_games_per_task, run_selfplay, selfplay_progress
 
     per_task = games_per_task or default_games_per_task(games, workers)
 
     def poll() -> tuple[int, int]:
-        return selfplay_progress(data, generation, games, per_task, options["seed"])
+        return selfplay_progress(data, generation, games, per_task, seed)
 
     with shard_progress(poll, "self-play games"), user_errors():
-        return run_selfplay(model, games, sims, generation, data, workers=workers, dask_address=dask_address,
-                            games_per_task=per_task, **options)
+        return run_selfplay(settings, games, generation, data, workers=workers, dask_address=dask_address,
+                            games_per_task=per_task, seed=seed)
 
 
 def summary_table(summary: GenerationSummary) -> Table:

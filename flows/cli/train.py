@@ -1,7 +1,10 @@
 """`gozero train --dataset NAME --family policy|value|dual`: supervised training with a progress bar.
 
-By default the training task's function runs here, without a Prefect server (no 8-12 s start-up);
-``--flow`` runs the `train_supervised` flow instead (visible in the Prefect UI). Either way the
+By default the net trains here, without a Prefect server (no 8-12 s start-up), through
+`tasks.train.train_and_register`: the one function of training a net, which the
+`train_supervised` flow's task (`train_model`) calls too, with the same `training_config`; this
+command only turns its options into that function's arguments, and assembles no training of its
+own. ``--flow`` runs the flow instead (visible in the Prefect UI). Either way the
 bar is fed by polling the run's progress file (tasks/train.py writes it at every metrics report),
 a rerun of the same command resumes from its checkpoints, and the end prints the MLflow run id and
 the registered model URI. Errors a user can fix (missing dataset, unknown preset or family, no such
@@ -58,8 +61,8 @@ def train_command(
     quiet_prefect(verbose)
     if (dataset is None) == (selfplay is None):
         raise fail("give --dataset NAME or --selfplay GENERATIONS (one of them)")
-    if flow and (set_ or aux_heads):
-        raise fail("--set and --aux-heads train in-process: leave out --flow")
+    if flow and (set_ or aux_heads or init_from):
+        raise fail("--set, --aux-heads and --init-from train in-process: leave out --flow")
     if flow and selfplay is not None:
         raise fail("--flow trains datasets; self-play generations train in-process (or in gozero loop)")
     use_threads(threads)
@@ -101,14 +104,13 @@ def _checked(dataset: str | None, selfplay: str | None, loop: str | None, family
              steps: int | None, batch_size: int | None, device: str, data: str | None, run_name: str | None,
              changes: list[str]):
     """(the data's facts, the TrainConfig, the run key); one red line for anything a user must fix."""
-    from flows.train_supervised import families_to_train, training_config
     from gocore.nn.device import choose_device
     from gocore.nn.nets import net_size
     from gocore.nn.training import TrainConfig
     from storage import layout
     from storage.datasets import DatasetError
     from tasks.app.overrides import dataclass_changes
-    from tasks.train import dataset_facts, objective_config, run_key, selfplay_facts
+    from tasks.train import dataset_facts, families_to_train, objective_config, run_key, selfplay_facts, training_config
 
     with user_errors():
         try:

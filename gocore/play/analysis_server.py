@@ -177,7 +177,7 @@ class AnalysisServer:
         first = turns[0]
         recorder = (HeadRecorder(self.evaluator, any(t.include_ownership or t.include_moves_ownership for t in turns))
                     if getattr(self.evaluator, "has_score", False) else None)
-        search = mcts.BatchedSearch(recorder or self.evaluator, mcts.MATCH.replace(simulations=first.visits, leaves_per_game=LEAVES),
+        search = mcts.BatchedSearch(recorder or self.evaluator, mcts.MATCH.replace(sims=first.visits, leaves_per_game=LEAVES),
                                     [t.position for t in turns], seed=0)
         reader = _Reader(search.roots, recorder)
         self._running, self._halted = turns, set()
@@ -186,7 +186,7 @@ class AnalysisServer:
         deadline = None if first.max_time is None else now + first.max_time
         report = None if first.report_every is None else now + first.report_every
         while live and (todo := first.visits - round(search.roots[live[0]].visits)) > 0:
-            search.search(live, deadline=deadline, simulations=min(CHUNK, todo))
+            search.search(live, deadline=deadline, sims=min(CHUNK, todo))
             self._take_lines(wait=False)
             self._answer(turns, reader, sorted(self._halted & set(live)), is_during_search=False)
             live = [g for g in live if g not in self._halted]

@@ -333,7 +333,7 @@ class GtpEngine:
                          words: list[str]) -> Iterator[str]:
         """The search of a genmove, with info lines, then ``play VERTEX`` and the end of the response."""
         budget = agent.time_budget
-        yield from stream_analysis(agent, position, request, agent.config.simulations,
+        yield from stream_analysis(agent, position, request, agent.config.sims,
                                    deadline=None if budget is None else started + budget)
         try:
             vertex = self._play_chosen(color, agent.select_searched_move(position), False, started)

@@ -45,7 +45,7 @@ def analyze_commands(has_tree: bool, has_ownership: bool) -> str:
 
 def search_gfx(agent: AlphaZeroAgent, position: Position) -> str:
     """`SEARCH`'s drawing: candidates' win rates, the best line, the root's numbers."""
-    analysis = analyse(agent.analyse(position, agent.config.simulations), agent.evaluator)
+    analysis = analyse(agent.analyse(position, agent.config.sims), agent.evaluator)
     size, mover = position.size, "B" if position.to_play == 1 else "W"
     labels = [f"{to_gtp(m.move, size)} {round(100 * m.winrate)}" for m in analysis.moves if not is_pass(m.move, size)]
     colors = ["b", "w"] if position.to_play == 1 else ["w", "b"]

@@ -100,8 +100,7 @@ def _next_position(position: Position, color: int, move: Any) -> tuple[Position,
         raise _Forfeit(color, "illegal-move", str(error)) from None
 
 
-def play_game(black: Agent, white: Agent, size: int = 9, komi: float = 7.5,
-              max_moves: int | None = None,
+def play_game(black: Agent, white: Agent, size: int = 9, komi: float = 7.5, max_moves: int | None = None,
               on_move: Callable[[Position, int], None] | None = None) -> GameResult:
     """Play one game (one agent object per side); `on_move(position_after, move)` after every move."""
     position = Position.initial(size, komi)
@@ -272,6 +271,8 @@ class GtpAgent:
 @dataclass(frozen=True)
 class MatchConfig:
     """Rules and limits shared by every game of a match."""
+
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
 
     size: int = 9
     """Board size N."""

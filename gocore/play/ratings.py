@@ -96,6 +96,8 @@ def elo_interval(wins: float, games: int, z: float = Z_95) -> tuple[float, float
 class SprtConfig:
     """A sequential test of A's strength: H0 "A is elo0 stronger" against H1 "A is elo1 stronger"."""
 
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
+
     elo0: float = 0.0
     """Elo advantage of H0 (no progress)."""
     elo1: float = 35.0

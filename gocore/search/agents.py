@@ -75,16 +75,16 @@ class _Node:
 class UCTAgent:
     """UCT (UCB1 tree policy) with one uniform random playout per new leaf."""
 
-    def __init__(self, simulations: int = 800, exploration: float = 1.0, seed: int | None = None):
-        self.name = f"uct-{simulations}"
-        self.simulations, self.exploration = simulations, exploration
+    def __init__(self, sims: int = 800, exploration: float = 1.0, seed: int | None = None):
+        self.name = f"uct-{sims}"
+        self.sims, self.exploration = sims, exploration
         self._rng = np.random.default_rng(seed)
 
     def select_move(self, position: Position) -> int:
         if len(sensible_moves(position)) == 0:
             return position.size ** 2
         root = self._new_node(position, None, -1)
-        for _ in range(self.simulations):
+        for _ in range(self.sims):
             node = self._descend(root)
             black_wins = self._rollout(node.position)
             self._backup(node, black_wins)
@@ -179,7 +179,7 @@ class AlphaZeroAgent:
     kind = "alphazero"
 
     def __init__(self, evaluator: Evaluator, config: mcts.MCTSConfig = mcts.MATCH, seed: int | None = None):
-        self.name = f"{self.kind}-{config.simulations}"
+        self.name = f"{self.kind}-{config.sims}"
         self.evaluator, self.config = evaluator, config
         self._seed = seed
         self._search: mcts.BatchedSearch | None = None
@@ -203,13 +203,13 @@ class AlphaZeroAgent:
         deadline = None if self._time_budget is None else time.monotonic() + self._time_budget
         return self._decide(position, self._search.search(deadline=deadline)[0])
 
-    def analyse(self, position: Position, simulations: int) -> mcts.Node:
-        """Search `simulations` more (0: none) from `position`, on the kept tree when it is that
+    def analyse(self, position: Position, sims: int) -> mcts.Node:
+        """Search `sims` more (0: none) from `position`, on the kept tree when it is that
         position or a child of it, and return the root, for `gocore.search.analysis`; a finished
         game is not searched."""
         self._start_from(position)
-        if simulations > 0 and self._search.roots[0].terminal_value is None:
-            self._search.search(simulations=simulations)
+        if sims > 0 and self._search.roots[0].terminal_value is None:
+            self._search.search(sims=sims)
         return self._search.roots[0]
 
     @property

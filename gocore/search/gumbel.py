@@ -30,7 +30,7 @@ temperature settings are unused: sampling g is this search's exploration.
 
 Each search starts from fresh statistics at the root (the root keeps its network evaluation when
 the tree is reused, its children's subtrees go): the halving schedule counts visits from zero.
-A search's `simulations` are all leaf evaluations below the root; evaluating a new root is extra.
+A search's `sims` are all leaf evaluations below the root; evaluating a new root is extra.
 """
 
 from __future__ import annotations
@@ -156,18 +156,18 @@ class GumbelSearch(BatchedSearch):
         self.plans: dict[int, RootPlan] = {}
 
     def search(self, games: Sequence[int] | None = None, deadline: float | None = None,
-               simulations: int | None = None, fast: Sequence[int] = ()) -> list[SearchResult]:
-        """`simulations` (default: the config's) visits below each listed game's root (default all),
+               sims: int | None = None, fast: Sequence[int] = ()) -> list[SearchResult]:
+        """`sims` (default: the config's) visits below each listed game's root (default all),
         dealt by sequential halving; one result each. `deadline` as in `BatchedSearch.search`; games
-        in `fast` get `fast_simulations` and no Gumbel noise (the playout cap's fast searches)."""
+        in `fast` get `fast_sims` and no Gumbel noise (the playout cap's fast searches)."""
         games = list(range(len(self.roots))) if games is None else list(games)
         if any(self.roots[g].terminal_value is not None for g in games):
             raise ValueError("a game is over: there is nothing to search")
         self._expand_roots([g for g in games if self.roots[g].prior is None])
         self._fast = frozenset(fast)
-        fast_budget = self.config.fast_simulations or max(1, self.config.simulations // 4)
-        self.plans = {g: self._plan(self.roots[g], simulations or (fast_budget if g in self._fast
-                                                                   else self.config.simulations), g not in self._fast)
+        fast_budget = self.config.fast_sims or max(1, self.config.sims // 4)
+        self.plans = {g: self._plan(self.roots[g], sims or (fast_budget if g in self._fast
+                                                                   else self.config.sims), g not in self._fast)
                       for g in games}
         active = games
         while active:

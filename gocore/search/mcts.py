@@ -10,9 +10,9 @@ Perspective: ``child_W[m]`` sums values from the view of the player to move at t
 the one choosing m, so PUCT maximises ``Q + U`` at every level. A leaf value is from the leaf's
 side to move; backing it up flips its sign at each step (a pass flips the mover too).
 
-Counting: a search adds `simulations` leaf evaluations (network or terminal). A node's `visits`
+Counting: a search adds `sims` leaf evaluations (network or terminal). A node's `visits`
 is 1 (its own evaluation) plus its children's N, so a fresh root ends a search with
-N = simulations and children summing to N - 1; a reused root starts from the N it had.
+N = sims and children summing to N - 1; a reused root starts from the N it had.
 
 AlphaGo (2016): with ``rollout_lambda`` > 0 a leaf's value is (1 - lambda) * v + lambda * z, z the
 sign of one rollout from the leaf's side to move: played by the fast rollout policy when the search
@@ -48,7 +48,7 @@ RESIGN_STREAK = 2  # a player resigns when its last this-many root values were a
 class MCTSConfig:
     """How to search; self-play, matches and AlphaGo use the presets below."""
 
-    simulations: int = 800
+    sims: int = 800
     """Leaf evaluations added by each search (one search per move)."""
     c_puct: float = 1.25
     """Weight of the prior term in PUCT: Q + c_puct * P * sqrt(sum N) / (1 + N)."""
@@ -80,10 +80,10 @@ class MCTSConfig:
     """Search `board.candidate_moves` (no own-eye filling, no early pass) rather than every legal
     move, as pure AlphaGo Zero does: on 2 CPU cores its first nets then learned nothing (docs/results)."""
     full_search_prob: float = 1.0
-    """Playout cap randomization (`targets`): share of self-play moves searched with `simulations`
-    (noise, forced playouts) and recorded as rows; the rest get `fast_simulations`, no noise, no row."""
-    fast_simulations: int | None = None
-    """Budget of a fast (unrecorded) search; None = simulations // 4 (KataGo: a quarter to a sixth)."""
+    """Playout cap randomization (`targets`): share of self-play moves searched with `sims`
+    (noise, forced playouts) and recorded as rows; the rest get `fast_sims`, no noise, no row."""
+    fast_sims: int | None = None
+    """Budget of a fast (unrecorded) search; None = sims // 4 (KataGo: a quarter to a sixth)."""
     forced_playouts: bool = False
     """With noise: KataGo's forced playouts at the root and the pruned policy target (`targets`)."""
     pass_when_settled: bool = False
@@ -93,7 +93,7 @@ class MCTSConfig:
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
-            (self.simulations < 1, "simulations must be >= 1"),
+            (self.sims < 1, "sims must be >= 1"),
             (self.c_puct < 0, "c_puct must be >= 0"),
             (self.dirichlet_alpha is not None and self.dirichlet_alpha <= 0, "dirichlet_alpha must be > 0"),
             (not 0 <= self.dirichlet_epsilon <= 1, "dirichlet_epsilon must be in [0, 1]"),
@@ -102,8 +102,8 @@ class MCTSConfig:
             (not 0 <= self.resign_disabled_fraction <= 1, "resign_disabled_fraction must be in [0, 1]"),
             (self.max_moves is not None and self.max_moves < 1, "max_moves must be >= 1"),
             (not 0 <= self.rollout_lambda <= 1, "rollout_lambda must be in [0, 1]"),
-            (not 0 < self.full_search_prob <= 1 or (self.fast_simulations is not None and self.fast_simulations < 1),
-             "full_search_prob must be in (0, 1] and fast_simulations >= 1"),
+            (not 0 < self.full_search_prob <= 1 or (self.fast_sims is not None and self.fast_sims < 1),
+             "full_search_prob must be in (0, 1] and fast_sims >= 1"),
         ) if is_bad]
         if problems:
             raise ValueError("MCTSConfig: " + "; ".join(problems))
@@ -136,7 +136,7 @@ MATCH = MCTSConfig(temperature_moves=0, resign_threshold=-0.9, leaves_per_game=1
 # 10-simulation search is about 2 rounds that follow the priors; alphago-10 then won 53 of 100
 # against its own SL net, and 75 of 100 with 1 (docs/results, "the AlphaGo (2016) pipeline on 9x9").
 ALPHAGO = MCTSConfig(c_puct=5.0, temperature_moves=0, rollout_lambda=0.5, leaves_per_game=1)
-FAST = MCTSConfig(simulations=64, temperature_moves=0)  # tests and quick CPU games
+FAST = MCTSConfig(sims=64, temperature_moves=0)  # tests and quick CPU games
 PRESETS: dict[str, MCTSConfig] = {"selfplay": SELFPLAY, "match": MATCH, "alphago": ALPHAGO, "fast": FAST}
 
 
@@ -247,11 +247,11 @@ class BatchedSearch:
         self._noisy: frozenset[int] = frozenset()  # games of the current search with root noise
 
     def search(self, games: Sequence[int] | None = None, deadline: float | None = None,
-               simulations: int | None = None, fast: Sequence[int] = ()) -> list[SearchResult]:
-        """Run `simulations` (default: the config's) more simulations on each listed game (default
+               sims: int | None = None, fast: Sequence[int] = ()) -> list[SearchResult]:
+        """Run `sims` (default: the config's) more simulations on each listed game (default
         all); one result each. With a `deadline` (a `time.monotonic()` value) the search also stops
         after the round that passes it: fewer simulations, never fewer than one round. Games in
-        `fast` get a fast search: `fast_simulations`, no noise, no forced playouts.
+        `fast` get a fast search: `fast_sims`, no noise, no forced playouts.
         """
         games = list(range(len(self.roots))) if games is None else list(games)
         self._fast = frozenset(fast)
@@ -261,8 +261,8 @@ class BatchedSearch:
                 raise ValueError(f"game {g} is over: there is nothing to search")
             if g in self._noisy and self.roots[g].prior is not None:
                 self._add_noise(self.roots[g])  # a reused root gets fresh noise
-        fast_budget = self.config.fast_simulations or max(1, self.config.simulations // 4)
-        remaining = {g: simulations or (fast_budget if g in self._fast else self.config.simulations) for g in games}
+        fast_budget = self.config.fast_sims or max(1, self.config.sims // 4)
+        remaining = {g: sims or (fast_budget if g in self._fast else self.config.sims) for g in games}
         while remaining:
             self._round(remaining)
             remaining = {g: n for g, n in remaining.items() if n > 0}

@@ -128,7 +128,7 @@ def analyse_positions(evaluator: Evaluator, positions: Sequence[Position], setti
                       on_progress: Callable[[int, int], None] | None = None) -> list[PositionAnalysis]:
     """Each position searched with `settings.visits` simulations and analysed; a finished game is
     scored by the rules instead."""
-    config = mcts.MATCH.replace(simulations=settings.visits, resign_threshold=None, temperature_moves=0)
+    config = mcts.MATCH.replace(sims=settings.visits, resign_threshold=None, temperature_moves=0)
     analyses: list[PositionAnalysis | None] = [None] * len(positions)
     todo = []
     for i, position in enumerate(positions):

@@ -25,6 +25,8 @@ BASELINES = ("mean", "none")
 class AlphaGoSettings:
     """What an AlphaGo pipeline run is; recorded in its loop.json, a rerun must match it."""
 
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
+
     name: str = "alphago-9x9"
     """The run's name: its directory under <data>/loops/ and the `alphago` tag on its versions."""
     dataset: str = "gnugo-9x9"

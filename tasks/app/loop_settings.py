@@ -2,7 +2,7 @@
 
     settings = LoopSettings(loop="zero-9x9", generations=5).resolved(loops.read_settings(data, "zero-9x9"))
     loops.claim(data, settings.loop, loop_record(settings), RESUMABLE)   # a rerun must match (but generations)
-    selfplay(..., **selfplay_search(settings))                            # the self-play flow's search options
+    SelfPlaySettings(model, settings.sims, ..., **selfplay_search(settings))   # the loop's self-play search
 
 The loop's Prefect tasks are in `tasks.zero`, its flow in `flows/zero_loop.py`; named settings in
 `tasks.app.loop_presets`.
@@ -39,6 +39,8 @@ playout cap (106 of 200) did not win theirs."""
 @dataclass(frozen=True)
 class LoopSettings:
     """What a zero loop is; recorded in loop.json, and a rerun must match it (but `generations`)."""
+
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
 
     loop: str = "zero-9x9"
     """The loop's name: its directory under <data>/loops/ and the tag on its model versions."""
@@ -187,9 +189,9 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
 
 
 def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
-    """The self-play flow's search options of the loop (`flows.selfplay.selfplay` keywords, mapped
-    into `MCTSConfig.full_search_prob`, `fast_simulations`, `forced_playouts`, and the root search);
-    empty when all off."""
+    """The loop's self-play search options as `SelfPlaySettings` keywords (the playout cap's share
+    `fast_sims_fraction` becomes the count `fast_sims`; `MCTSConfig` takes them by the same names,
+    and the root search); empty when all off."""
     if unset := settings.undecided():
         raise ValueError(f"decide the loop's techniques first (resolved): {', '.join(unset)} unset")
     options: dict[str, Any] = {}

@@ -164,7 +164,7 @@ def gnugo_level(parsed: PlayerSpec) -> int:
 def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -> str:
     """The player's name on the Elo ladder, which must mean the same player for good: a registered
     model as ``NAME/VERSION`` (an alias resolved now, since it moves later), ``random``,
-    ``uct-<simulations>`` (a bare uct searches `sims`), ``gnugo-<level>``, a model directory as
+    ``uct-<sims>`` (a bare uct searches `sims`), ``gnugo-<level>``, a model directory as
     ``dir:<its name>``; a gtp: spec or another artifact URI is its own name."""
     parsed = parse_player(spec)
     if parsed.kind == "alphago":
@@ -216,8 +216,8 @@ def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) 
     if parsed.kind == "random":
         return Player(spec, "random", lambda seed: RandomAgent(seed=seed))
     if parsed.kind == "uct":
-        simulations = parsed.number or settings.sims
-        return Player(spec, f"uct-{simulations}", lambda seed: UCTAgent(simulations=simulations, seed=seed))
+        sims = parsed.number or settings.sims
+        return Player(spec, f"uct-{sims}", lambda seed: UCTAgent(sims=sims, seed=seed))
     if parsed.kind == "gnugo":
         command = gnugo_command(gnugo_level(parsed), settings.size, settings.komi)
         return _engine_player(spec, [*command, *GNUGO_TROMP_TAYLOR], settings)
@@ -288,7 +288,7 @@ def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Pla
     if family != "dual":
         raise PlayerError(f"{spec} is a {family} net, which cannot choose moves by itself")
     # MATCH: no noise, tau -> 0, one leaf a round.
-    config = mcts.MATCH.replace(simulations=settings.sims, resign_threshold=settings.resign_threshold)
+    config = mcts.MATCH.replace(sims=settings.sims, resign_threshold=settings.resign_threshold)
     if settings.sample_opening:
         config = config.replace(temperature_moves=None)  # the default: about N*N/12 sampled moves
     return Player(spec, f"alphazero-{settings.sims}", lambda seed: AlphaZeroAgent(evaluator, config, seed=seed),
@@ -311,11 +311,11 @@ def _alphago_player(parsed: PlayerSpec, settings: PlayerSettings, data: Path | N
     if policy.config.family not in ("policy", "rl") or value.config.family != "value":
         raise PlayerError(f"{parsed.text}: AlphaGo needs a policy net and a value net, not "
                           f"{policy.config.family} and {value.config.family}")
-    simulations = parsed.number or settings.sims
-    config = mcts.ALPHAGO.replace(simulations=simulations, resign_threshold=settings.resign_threshold,
+    sims = parsed.number or settings.sims
+    config = mcts.ALPHAGO.replace(sims=sims, resign_threshold=settings.resign_threshold,
                                   temperature_moves=None if settings.sample_opening else 0)
     evaluator = NetEvaluator(policy_net=policy, value_net=value, device=settings.device,
                              conv_path=conv_path_for(policy, data, settings.device))
-    return Player(parsed.text, f"alphago-{simulations}",
+    return Player(parsed.text, f"alphago-{sims}",
                   lambda seed: AlphaGoAgent(evaluator, config, seed=seed, rollout_policy=rollouts),
                   board_size=settings.size)

@@ -18,25 +18,46 @@ FORCED_NEEDS_PUCT = ("forced playouts are a PUCT technique (Gumbel's sequential 
 class SelfPlaySettings:
     """How every batch of a self-play run is played; mapped whole to the tasks."""
 
-    model: str  # models:/NAME/VERSION, models:/NAME@ALIAS, a model directory, or uniform
-    sims: int = 100  # search simulations per move
-    size: int = 9  # board size N
-    komi: float = 7.5  # komi of every game
-    encoder: str = "agz17"  # feature encoder of the rows for `uniform` (a net uses its own)
-    max_moves: int | None = None  # move cap per game (None: the search's default, 3*N*N)
-    resign_threshold: float | None = -0.9  # resign below this root value; None never
-    torch_threads: int | None = 1  # torch threads per task (pool workers share the cores); not recorded
-    device: str = "cpu"  # where the net runs (choose_device); cpu: every pool worker holding its own
-    # CUDA context would crowd the GPU, so a GPU is used only when asked; not recorded
-    run: str = ""  # a loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout)
-    local_model: tuple[str, str] | None = None  # (directory, version label) `model` resolved to by the
-    # flow (tasks.app.models.local_model): workers load it from there without MLflow; not recorded
-    full_search_prob: float = 1.0  # playout cap: share of moves searched with `sims` and recorded as rows
-    fast_sims: int | None = None  # playout cap: simulations of the other moves (None: sims // 4)
-    forced_playouts: bool = False  # KataGo's forced playouts and pruned policy targets
-    search: str = "puct"  # root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct
-    gumbel_scale: float = 1.0  # gumbel: sigma's c_scale (GumbelConfig); recorded unless 1.0
-    pass_when_settled: bool = False  # pass is a candidate once the board is settled (MCTSConfig); recorded if on
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
+
+    model: str
+    """The model that plays both sides: models:/NAME/VERSION, models:/NAME@ALIAS, a model directory, or
+    uniform (no net: uniform priors, value 0)."""
+    sims: int = 100
+    """Search simulations per move (of the full searches, with the playout cap)."""
+    size: int = 9
+    """Board size N."""
+    komi: float = 7.5
+    """Komi of every game."""
+    encoder: str = "agz17"
+    """Feature encoder of the rows for `uniform` (a net uses its own)."""
+    max_moves: int | None = None
+    """Move cap per game (None: the search's default, 3*N*N)."""
+    resign_threshold: float | None = -0.9
+    """Resign below this root value; None never."""
+    torch_threads: int | None = 1
+    """Torch threads per task (pool workers share the cores); not recorded."""
+    device: str = "cpu"
+    """Where the net runs (choose_device): cpu, since every pool worker holding its own CUDA context
+    would crowd the GPU, so a GPU is used only when asked; not recorded."""
+    run: str = ""
+    """A loop's name: its games go under <data>/loops/<run>/selfplay/ (storage.layout); empty: the
+    data dir's own <data>/selfplay/."""
+    local_model: tuple[str, str] | None = None
+    """Filled in by the flow, leave it unset: the (directory, version label) `model` resolved to
+    (tasks.app.models.local_model), which workers load without MLflow; not recorded."""
+    full_search_prob: float = 1.0
+    """Playout cap: the share of moves searched with `sims` and recorded as rows (1: every move)."""
+    fast_sims: int | None = None
+    """Playout cap: simulations of the other moves (None: sims // 4)."""
+    forced_playouts: bool = False
+    """KataGo's forced playouts and pruned policy targets (a PUCT technique: not with gumbel)."""
+    search: str = "puct"
+    """Root search: puct or gumbel (gocore.search.gumbel.root_search); recorded unless puct."""
+    gumbel_scale: float = 1.0
+    """Gumbel: sigma's c_scale (GumbelConfig); recorded unless 1.0."""
+    pass_when_settled: bool = False
+    """Pass is a candidate once the board is settled (MCTSConfig); recorded if on."""
 
     def __post_init__(self) -> None:
         if self.forced_playouts and self.search == "gumbel":

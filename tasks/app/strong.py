@@ -29,6 +29,8 @@ MEASURING_STEPS = frozenset({"anchors", "ladder"})
 class StrongSettings:
     """One strength recipe run: expert games, a supervised dual net, then zero-loop generations."""
 
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
+
     name: str = "strong-9x9"
     """The run's name: its records under <data>/loops/<name>-recipe/, its loop <data>/loops/<name>/."""
     size: int = 9

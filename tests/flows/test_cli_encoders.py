@@ -8,9 +8,9 @@ import typing
 import pytest
 
 from flows.cli import root as cli
-from flows.train_supervised import training_config
 from gocore.nn import features, nets, training
 from gocore.nn.training import TrainError
+from tasks.train import training_config
 
 
 def test_ingest_help_lists_every_encoder():

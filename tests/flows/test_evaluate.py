@@ -10,8 +10,10 @@ import typer
 from typer.testing import CliRunner
 
 from flows.cli.evaluate import evaluate as evaluate_command
+from gocore.play.match import MatchConfig
 from gocore.play.ratings import SprtConfig
 from storage import matches
+from tasks.app.evaluate import MatchSettings
 from tests.helpers import read_artifact
 
 app = typer.Typer()
@@ -26,7 +28,8 @@ def other() -> None:
 def test_evaluate_flow_plays_stores_and_reports(prefect_harness, data_dir: Path):
     from flows.evaluate import evaluate
 
-    summary = evaluate("uct-20", "random", games=8, match_id="flow-test", data_dir=str(data_dir), size=5,
+    settings = MatchSettings("uct-20", "random", games=8, config=MatchConfig(size=5))
+    summary = evaluate(settings, match_id="flow-test", data_dir=str(data_dir),
                        sprt=SprtConfig(elo0=0, elo1=400, alpha=0.2, beta=0.2), parallel=2)
     match = data_dir / "matches" / "flow-test"
     assert matches.read_summary(match) == summary

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
+import pytest
 import typer
 from typer.testing import CliRunner
 
@@ -11,7 +13,10 @@ from flows.cli.selfplay import selfplay as selfplay_command
 from flows.selfplay import selfplay_progress
 from storage.stream import BatchStream
 from tasks.app.rows import ROW_DECODER
+from tasks.app.selfplay_settings import SelfPlaySettings
 from tests.helpers import read_artifact
+
+TINY = SelfPlaySettings("uniform", sims=4, size=5, komi=2.5, max_moves=30)
 
 app = typer.Typer()
 app.command("selfplay")(selfplay_command)  # mounted the way flows/cli/root.py mounts it
@@ -25,8 +30,7 @@ def other() -> None:
 def test_selfplay_flow_maps_batches_writes_shards_and_reports(prefect_harness, data_dir: Path):
     from flows.selfplay import selfplay
 
-    summary = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=2,
-                       size=5, komi=2.5, max_moves=30)
+    summary = selfplay(TINY, 4, generation=1, data_dir=str(data_dir), games_per_task=2)
     generation = data_dir / "selfplay" / "gen=1"
     assert summary.counts.games == 4 and summary.tasks == 2 and summary.tasks_skipped == 0
     assert [Path(s).name for s in summary.shards] == ["shard-s0.parquet", "shard-s1.parquet"]
@@ -36,12 +40,10 @@ def test_selfplay_flow_maps_batches_writes_shards_and_reports(prefect_harness, d
     assert sum(len(batch) for batch in stream) == summary.counts.positions == summary.rows
     assert selfplay_progress(str(data_dir), 1, 4, 2) == (4, 4)
     assert selfplay_progress(str(data_dir), 1, 6, 2) == (4, 6)  # the third batch is not played
-    again = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=2,
-                     size=5, komi=2.5, max_moves=30)
+    again = selfplay(TINY, 4, generation=1, data_dir=str(data_dir), games_per_task=2)
     assert again.tasks_skipped == 2 and again.counts == summary.counts and again.seconds_played == 0
     # a rerun asking for another split (fewer workers) replays the first run's batches, no new ones
-    regrouped = selfplay("uniform", 4, sims=4, generation=1, data_dir=str(data_dir), games_per_task=4,
-                         size=5, komi=2.5, max_moves=30)
+    regrouped = selfplay(TINY, 4, generation=1, data_dir=str(data_dir), games_per_task=4)
     assert regrouped.tasks_skipped == 2 and regrouped.counts == summary.counts
     assert sorted(p.name for p in generation.glob("shard-*.parquet")) == ["shard-s0.parquet", "shard-s1.parquet"]
     assert selfplay_progress(str(data_dir), 1, 4, 4) == (4, 4)
@@ -55,3 +57,53 @@ def test_cli_refuses_a_missing_model_in_one_line(data_dir: Path):
     assert result.exit_code == 1
     assert "error:" in result.output and "no such model directory" in result.output
     assert "Traceback" not in result.output
+
+
+# Sidecars as the self-play code before the flow took SelfPlaySettings wrote them (`gozero selfplay
+# --model uniform --games 2 --sims 4 --size 5 --komi 2.5 --max-moves 20`, and a loop's generation
+# with the playout cap, forced playouts and passing when settled), the shard's path aside.
+OLD_SETTINGS = {"encoder": "agz17", "games": 2, "komi": 2.5, "max_moves": 20, "model": "uniform",
+                "resign_threshold": -0.9, "sims": 4, "size": 5}
+OLD_LOOP_SETTINGS = {**OLD_SETTINGS, "fast_sims": 2, "forced_playouts": True, "full_search_prob": 0.5,
+                     "pass_when_settled": True}
+
+
+def write_old_batch(data: Path, generation: int, seed: int, settings: dict, run: str = "") -> None:
+    """A finished batch of 2 games on disk: plan.json, a shard of the recorded size, the sidecar."""
+    import json
+
+    from storage import layout
+
+    directory = layout.selfplay_dir(data, generation, run)
+    directory.mkdir(parents=True)
+    (directory / "plan.json").write_text(json.dumps({"games": 2, "seed": seed, "games_per_task": 2}))
+    shard = directory / f"shard-s{seed}.parquet"
+    shard.write_bytes(b"\0" * 4395)
+    sidecar = {"black_wins": 0, "bytes": 4395, "draws": 0, "encoder": "agz17", "false_resignations": 0,
+               "full_searches": 22, "game_ids": [f"gen{generation}-s{seed}-0000", f"gen{generation}-s{seed}-0001"],
+               "games": 2, "generation": generation, "model_version": "uniform", "move_cap": 2, "no_resign_games": 0,
+               "positions": 40, "resignations": 0, "rows": 22, "seconds": 0.013, "seed": seed, "settings": settings,
+               "shard": str(shard), "two_passes": 0, "white_wins": 2, "winner_lows": [], "would_resign": 0}
+    (directory / f"shard-s{seed}.json").write_text(json.dumps(sidecar, indent=2))
+
+
+def test_generations_written_before_the_flow_took_its_settings_resume_without_playing(prefect_harness,
+                                                                                       data_dir: Path):
+    from flows.selfplay import selfplay
+    from tasks.app.loop_settings import LoopSettings, selfplay_search
+    from tasks.selfplay import SelfPlayError
+
+    write_old_batch(data_dir, 0, 0, OLD_SETTINGS)
+    plain = selfplay(SelfPlaySettings("uniform", sims=4, size=5, komi=2.5, max_moves=20), 2, 0, str(data_dir))
+    assert (plain.tasks, plain.tasks_skipped, plain.counts.white_wins, plain.rows) == (1, 1, 2, 22)
+
+    write_old_batch(data_dir, 3, 7, OLD_LOOP_SETTINGS, run="zero-5x5")
+    loop = LoopSettings(loop="zero-5x5", size=5, komi=2.5, sims=4, playout_cap=True, full_search_prob=0.5,
+                        fast_sims_fraction=0.5, forced_playouts=True, search="puct", pass_when_settled=True)
+    settings = SelfPlaySettings("uniform", loop.sims, size=5, komi=2.5, max_moves=20, run=loop.loop,
+                                **selfplay_search(loop.resolved(None)))
+    resumed = selfplay(settings, 2, 3, str(data_dir), seed=7)
+    assert (resumed.tasks, resumed.tasks_skipped, resumed.counts.games) == (1, 1, 2)
+    with pytest.raises(SelfPlayError, match=r"fast_sims 2 \(now 1\)"):  # a changed knob is still refused
+        selfplay(replace(settings, fast_sims=1), 2, 3, str(data_dir), seed=7)
+

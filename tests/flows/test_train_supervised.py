@@ -62,6 +62,7 @@ def test_cli_trains_and_prints_the_run_id_and_model_uri(data: Path) -> None:
     (["--dataset", DATASET, "--preset", "huge"], "unknown preset 'huge'"),
     (["--dataset", DATASET, "--family", "rollout"], "model 'rollout' is not one of"),
     (["--dataset", DATASET, "--device", "cuda:7"], "device 'cuda:7' was requested"),
+    (["--dataset", DATASET, "--flow", "--init-from", "models:/x/1"], "--init-from train in-process"),  # not ignored
 ])
 def test_cli_refuses_bad_input_in_one_red_line(arguments: list[str], message: str, data: Path) -> None:
     result = CliRunner().invoke(app, ["train", *arguments, "--data-dir", str(data)])

@@ -32,6 +32,7 @@ def cluster():
 def test_ingest_and_selfplay_run_on_a_dask_cluster(prefect_harness, cluster, tmp_path: Path):
     from flows.ingest import run_ingest
     from flows.selfplay import run_selfplay
+    from tasks.app.selfplay_settings import SelfPlaySettings
 
     folder = tmp_path / "sgf"
     folder.mkdir()
@@ -47,7 +48,7 @@ def test_ingest_and_selfplay_run_on_a_dask_cluster(prefect_harness, cluster, tmp
     manifest = datasets.read_manifest(data / "datasets" / "on-dask")
     assert len(manifest["shards"]) >= 2 and facts.rows == manifest["rows"] == moves * 8
 
-    summary = run_selfplay(model="uniform", games=4, sims=4, generation=0, data_dir=str(data), size=5,
+    summary = run_selfplay(SelfPlaySettings("uniform", sims=4, size=5), games=4, generation=0, data_dir=str(data),
                            dask_address=cluster.scheduler_address, games_per_task=2)
     assert summary.counts.games == 4
     assert len(list((data / "selfplay" / "gen=0").glob("shard-*.parquet"))) == 2

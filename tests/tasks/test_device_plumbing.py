@@ -10,10 +10,10 @@ import torch
 
 from gocore.nn.nets import NetConfig, build_net
 from gocore.play.match import MatchConfig
+from tasks.app.evaluate import MatchSettings
 from tasks.app.models import ModelRef
 from tasks.app.players import PlayerSettings, build_player
 from tasks.app.selfplay_settings import SelfPlaySettings
-from tasks.evaluate import MatchSettings
 from tests.tasks.app.test_players import tiny_model
 
 CPU = torch.device("cpu")

@@ -1,4 +1,4 @@
-"""tasks.evaluate through its plain functions (what the tasks call): chunks, resume,
+"""tasks.app.evaluate's match (what the tasks and the CLI call): chunks, resume,
 early stop, the results table and summary; one match against GNU Go through the GTP spec."""
 
 from __future__ import annotations
@@ -12,16 +12,17 @@ import pytest
 from gocore.play.match import MatchConfig
 from gocore.play.ratings import SprtConfig
 from storage import matches
-from tasks.app.players import PlayerError, build_player
-from tasks.evaluate import (
+from tasks.app.evaluate import (
     MatchSettings,
-    finalize_match,
     finish_match,
     is_decided,
     play_chunk,
-    play_games,
+    play_match_here,
+    run_match,
     start_match,
 )
+from tasks.app.players import PlayerError, build_player
+from tasks.evaluate import finalize_match, play_games
 
 TINY = MatchConfig(size=5, komi=7.5, seed=1)
 
@@ -79,12 +80,32 @@ def test_a_decided_sprt_stops_the_match_early(tmp_path: Path):
     match = str(tmp_path / "m")
     lopsided = settings("uct-20", "random", games=40)  # UCT wins every game against random on 5x5
     sprt = SprtConfig(elo0=0, elo1=200, alpha=0.1, beta=0.1)
-    chunks = start_match(match, lopsided, games_per_chunk=40)
-    rows = play_chunk(match, lopsided, chunks[0], stop=lambda: is_decided(match, lopsided, sprt))
-    assert 2 <= len(rows) < 40 and is_decided(match, lopsided, sprt)
-    summary = finish_match(match, lopsided, 0.55, sprt)
+    played: list[int] = []
+    summary = play_match_here(match, lopsided, 0.55, sprt, on_game=lambda row: played.append(row["game"]))
+    assert 2 <= len(played) < 40 and played == list(range(len(played))) and is_decided(match, lopsided, sprt)
     assert summary["stopped_early"] and summary["sprt"] == "accept" and summary["gate_passed"]
-    assert summary["gate_rule"] == "sprt"
+    assert summary["gate_rule"] == "sprt" and summary["games"] == len(played)
+    assert play_match_here(match, lopsided, 0.55, sprt, on_game=played.append) == summary  # a rerun plays nothing
+    assert len(played) == summary["games"]
+
+
+@pytest.mark.parametrize("sprt, waves", [(None, [[[0, 1], [2, 3], [4, 5], [6, 7]]]),
+                                          (SprtConfig(elo0=0, elo1=200, alpha=0.2, beta=0.2), [[[0, 1], [2, 3]]])])
+def test_run_match_plays_waves_until_the_sprt_decides(tmp_path: Path, sprt: SprtConfig | None, waves: list):
+    """The flow's shape: without an SPRT one wave of every chunk; with one, waves of `wave` chunks
+    and none after the test has decided (uct-20 sweeps random: 4 wins decide at these error rates)."""
+    match, lopsided = str(tmp_path / "m"), settings("uct-20", "random", games=8)
+    seen: list[list[list[int]]] = []
+    progress: list[int] = []
+
+    def play_wave(chunks: list[list[int]]):
+        seen.append(chunks)
+        return (play_chunk(match, lopsided, chunk) for chunk in chunks)
+
+    summary = run_match(match, lopsided, 0.55, sprt, play_wave=play_wave, games_per_chunk=2, wave=2,
+                        on_rows=progress.append)
+    assert seen == waves and progress == [2 * (i + 1) for i in range(len(progress))]
+    assert summary["games"] == progress[-1] == sum(len(chunk) for wave in waves for chunk in wave)
 
 
 @pytest.mark.gnugo
@@ -146,7 +167,7 @@ def test_a_model_directory_plays_alphazero_search_and_a_broken_one_is_refused(tm
     model = str(save_model(tmp_path / "tiny", build_net(config), config.to_dict()))
     net_vs_random = settings(model, "random", games=2, sims=4, config=MatchConfig(size=5, max_moves=12))
     agent = build_player(model, net_vs_random.player_settings()).make(3)
-    assert isinstance(agent, AlphaZeroAgent) and agent.config.simulations == 4
+    assert isinstance(agent, AlphaZeroAgent) and agent.config.sims == 4
     match = str(tmp_path / "m")
     for chunk in start_match(match, net_vs_random):
         play_chunk(match, net_vs_random, chunk)

@@ -1,16 +1,14 @@
 """KataGo's playout cap and forced playouts from the loop's settings down to a self-play batch:
-LoopSettings -> the selfplay flow's keywords -> SelfPlaySettings -> MCTSConfig; rows only for full
+LoopSettings -> SelfPlaySettings (the selfplay flow's parameter) -> MCTSConfig; rows only for full
 searches; older loops and sidecars, recorded before the options, still match."""
 
 from __future__ import annotations
 
-import inspect
 import json
 from pathlib import Path
 
 import pytest
 
-from flows.selfplay import selfplay
 from storage import loops
 from storage.loops import LoopError
 from storage.selfplay import sidecar_path
@@ -28,16 +26,16 @@ from tasks.selfplay import SelfPlayError, selfplay_games
 TINY = {"size": 5, "komi": 2.5, "max_moves": 30, "resign_threshold": None}
 
 
-def test_loop_settings_map_to_the_selfplay_flows_search_keywords():
+def test_loop_settings_map_to_selfplay_settings_keywords():
     assert selfplay_search(LoopSettings(search="puct").resolved(None)) == {}  # every option off: no keywords
     assert selfplay_search(LoopSettings().resolved(None)) == {"search": "gumbel"}  # a new loop: Gumbel won its A/B
     with pytest.raises(ValueError, match="aux_heads, playout_cap, forced_playouts, search unset"):
         selfplay_search(LoopSettings())  # an undecided technique never plays as "off"
     options = selfplay_search(LoopSettings(sims=32, playout_cap=True, forced_playouts=True, search="puct").resolved(None))
     assert options == {"full_search_prob": 0.25, "fast_sims": 8, "forced_playouts": True}
-    assert set(options) <= set(inspect.signature(selfplay.fn).parameters)
+    assert SelfPlaySettings("uniform", 32, **options).fast_sims == 8  # SelfPlaySettings' own names
     gumbel = selfplay_search(LoopSettings(search="gumbel").resolved(None))  # the loop's self-play searches as it says
-    assert gumbel == {"search": "gumbel"} and set(gumbel) <= set(inspect.signature(selfplay.fn).parameters)
+    assert gumbel == {"search": "gumbel"} and SelfPlaySettings("uniform", **gumbel).search == "gumbel"
     assert selfplay_search(LoopSettings(sims=2, playout_cap=True, fast_sims_fraction=0.1).resolved(None))["fast_sims"] == 1
     with pytest.raises(ValueError, match="full_search_prob"):
         LoopSettings(playout_cap=True, full_search_prob=0.0)

@@ -116,7 +116,7 @@ class PerPositionGumbel(GumbelSearch):
 
 @pytest.mark.parametrize("gumbel", [None, GumbelConfig(k=4)])
 def test_selfplay_plays_the_same_games_on_either_path(gumbel: GumbelConfig | None) -> None:
-    config = SELFPLAY.replace(simulations=12, max_moves=30)
+    config = SELFPLAY.replace(sims=12, max_moves=30)
     batch = play_games(UniformEvaluator(), config, 3, size=5, seed=7, new_search=search_factory(gumbel))
     per_position = PerPositionSearch if gumbel is None else functools.partial(PerPositionGumbel, gumbel=gumbel)
     baseline = play_games(UniformEvaluator(), config, 3, size=5, seed=7, new_search=per_position)

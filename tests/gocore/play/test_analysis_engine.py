@@ -105,7 +105,7 @@ def test_numbers_are_turned_to_the_requested_perspective(perspective, to_play, f
 def test_a_searched_root_with_heads_gives_ownership_policy_and_scores_as_black_sees_them():
     evaluator = AreaHeadsEvaluator()
     position = Position.from_setup(5, [6, 7], [17], to_play=-1, komi=0.5)  # white to move
-    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(simulations=24), [position], seed=0)
+    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(sims=24), [position], seed=0)
     search.search()
     root = search.roots[0]
     analysis = analyse(root, evaluator)

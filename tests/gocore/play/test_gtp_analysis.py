@@ -41,8 +41,8 @@ def evaluator() -> NetEvaluator:
     return NetEvaluator(build_net(config))
 
 
-def net_engine(evaluator, simulations: int = 24, **kwargs) -> GtpEngine:
-    agent = AlphaZeroAgent(evaluator, mcts.MATCH.replace(simulations=simulations), seed=0)
+def net_engine(evaluator, sims: int = 24, **kwargs) -> GtpEngine:
+    agent = AlphaZeroAgent(evaluator, mcts.MATCH.replace(sims=sims), seed=0)
     return GtpEngine(agent, sizes={SIZE}, **kwargs)
 
 
@@ -62,7 +62,7 @@ def test_parse_request_reads_color_interval_and_options():
 
 
 def test_lz_and_kata_lines_have_the_exact_formats(evaluator):
-    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(simulations=40), [Position.initial(SIZE)], seed=0)
+    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(sims=40), [Position.initial(SIZE)], seed=0)
     search.search()
     analysis = analyse(search.roots[0])
     lz = format_line(analysis, AnalysisRequest("lz"))
@@ -82,7 +82,7 @@ def test_lz_and_kata_lines_have_the_exact_formats(evaluator):
 
 
 def test_kata_lines_carry_score_and_ownership_when_the_net_has_those_heads(evaluator):
-    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(simulations=16), [Position.initial(SIZE)], seed=0)
+    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(sims=16), [Position.initial(SIZE)], seed=0)
     search.search()
 
     class WithHeads:  # the evaluator's hook, fed with fixed numbers to see where they land
@@ -144,7 +144,7 @@ def test_pondering_rests_once_the_root_has_the_ponder_limits_visits(evaluator):
 
 
 def test_genmove_analyze_streams_then_plays_its_move(evaluator):
-    engine = net_engine(evaluator, simulations=32)
+    engine = net_engine(evaluator, sims=32)
     response = engine.handle("3 lz-genmove_analyze b 1")
     assert response.endswith("\n\n")
     head, *lines, play = response[:-2].split("\n")
@@ -190,10 +190,10 @@ def test_serve_ponders_until_the_next_command_and_then_answers_it(evaluator):
 
 def test_a_failing_analysis_ends_its_response_and_the_session_goes_on(evaluator):
     class BrokenAgent(AlphaZeroAgent):
-        def analyse(self, position, simulations):
+        def analyse(self, position, sims):
             raise RuntimeError("a bug")
 
-    engine = GtpEngine(BrokenAgent(evaluator, mcts.MATCH.replace(simulations=8)), sizes={SIZE})
+    engine = GtpEngine(BrokenAgent(evaluator, mcts.MATCH.replace(sims=8)), sizes={SIZE})
     assert engine.handle("5 kata-analyze 10") == "=5\n\n"
     assert engine.handle("name") == "= gozero\n\n"
 

@@ -139,7 +139,7 @@ def test_gogui_gets_only_the_rules_answers_from_an_engine_without_a_search_tree(
 def test_gogui_analysis_commands_draw_search_policy_and_ownership():
     torch.manual_seed(0)
     evaluator = NetEvaluator(build_net(preset("tiny", 9, 17, encoder="agz17", aux_heads=True)))
-    engine = GtpEngine(AlphaZeroAgent(evaluator, mcts.MATCH.replace(simulations=24), seed=0), sizes={9})
+    engine = GtpEngine(AlphaZeroAgent(evaluator, mcts.MATCH.replace(sims=24), seed=0), sizes={9})
     menu = ok(engine, "gogui-analyze_commands").split("\n")
     assert all(re.fullmatch(r"(gfx|string|plist)/[^/]+/\S+( \w+)?", line) for line in menu)
     commands = [line.split("/")[2].split()[0] for line in menu]

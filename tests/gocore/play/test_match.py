@@ -174,7 +174,7 @@ def test_a_net_asked_to_move_in_a_passed_out_game_ends_the_cleanup_instead_of_fo
     match): the net's search passes, the cleanup ends by two passes and the board is counted."""
     over = play_game(Scripted([d("E5")]), Scripted([]), max_moves=20)
     assert over.reason == "two-passes" and over.final.to_play == -1
-    net = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(simulations=8), seed=0)
+    net = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(sims=8), seed=0)
     cleaned = play_cleanup(over, Scripted([]), net)
     assert cleaned.reason == "cleanup" and cleaned.winner == over.winner == 1, (cleaned.reason, cleaned.detail)
     assert [move for _, move in cleaned.moves[len(over.moves):]] == [81, 81]

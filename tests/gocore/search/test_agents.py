@@ -51,7 +51,7 @@ class BlackWinsEvaluator:
 def test_resign_is_minus_one_and_names_say_what_plays():
     assert RESIGN == -1
     assert AlphaZeroAgent(UniformEvaluator(), mcts.FAST).name == "alphazero-64"
-    assert AlphaGoAgent(UniformEvaluator(), mcts.ALPHAGO.replace(simulations=50)).name == "alphago-50"
+    assert AlphaGoAgent(UniformEvaluator(), mcts.ALPHAGO.replace(sims=50)).name == "alphago-50"
     assert PolicyAgent(UniformEvaluator(), greedy=False).name == "policy-sample"
 
 
@@ -70,7 +70,7 @@ def test_policy_agent_plays_the_most_probable_legal_move_or_samples_legal_ones()
 
 
 def test_alphazero_agent_keeps_its_tree_between_moves_of_one_game():
-    agent = AlphaZeroAgent(UniformEvaluator(), mcts.FAST.replace(simulations=48), seed=0)
+    agent = AlphaZeroAgent(UniformEvaluator(), mcts.FAST.replace(sims=48), seed=0)
     start = Position.initial(5)
     move = agent.select_move(start)
     after_own = agent._search.roots[0]
@@ -88,14 +88,14 @@ def test_alphazero_agent_passes_in_a_finished_game_so_a_cleanup_phase_can_end():
     position ("game 0 is over"): the net's side forfeited a game it had won on the board."""
     passed_out = Position.initial(9, 7.5).play(40).play(81).play(81)  # a stone, then both pass: over
     assert passed_out.is_game_over()
-    agent = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(simulations=8), seed=0)
+    agent = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(sims=8), seed=0)
     assert agent.select_move(passed_out) == 81
     game = play_game(agent, RandomAgent(1), max_moves=30)  # and it still searches a live game after
     assert game.reason in ("two-passes", "move-cap") and game.moves[0][1] != 81
 
 
 def test_alphazero_agent_resigns_after_two_hopeless_searches():
-    agent = AlphaZeroAgent(BlackWinsEvaluator(), mcts.MATCH.replace(simulations=16), seed=0)
+    agent = AlphaZeroAgent(BlackWinsEvaluator(), mcts.MATCH.replace(sims=16), seed=0)
     position = Position.initial(5).play(12)
     first = agent.select_move(position)
     assert first != RESIGN and agent.last_result.root_value < -0.9
@@ -171,7 +171,7 @@ def wins_against_random(agent: object, games: int) -> int:
 @pytest.mark.slow  # trains a net (~20 CPU s), then 20 searched games: the test-system tier
 def test_alphazero_search_with_a_briefly_trained_tiny_net_beats_random(random_game_rows):
     evaluator = NetEvaluator(trained("dual", random_game_rows, steps=500), device="cpu")
-    agent = AlphaZeroAgent(evaluator, mcts.FAST.replace(simulations=100), seed=0)
+    agent = AlphaZeroAgent(evaluator, mcts.FAST.replace(sims=100), seed=0)
     assert wins_against_random(agent, 20) >= 18
 
 
@@ -179,7 +179,7 @@ def test_alphazero_search_with_a_briefly_trained_tiny_net_beats_random(random_ga
 def test_alphago_search_with_policy_value_and_rollouts_beats_random(random_game_rows):
     evaluator = NetEvaluator(trained("policy", random_game_rows, steps=200),
                              trained("value", random_game_rows, steps=200), device="cpu")
-    agent = AlphaGoAgent(evaluator, mcts.ALPHAGO.replace(simulations=64), seed=0)
+    agent = AlphaGoAgent(evaluator, mcts.ALPHAGO.replace(sims=64), seed=0)
     assert wins_against_random(agent, 6) >= 5  # a 200-step net and random rollouts: one loss is noise
 
 
@@ -191,7 +191,7 @@ def test_a_time_budget_cuts_the_search_short_but_still_gives_a_legal_move():
     from gocore.search import mcts
     from gocore.search.agents import AlphaZeroAgent
 
-    agent = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(simulations=1_000_000), seed=1)
+    agent = AlphaZeroAgent(UniformEvaluator(), mcts.MATCH.replace(sims=1_000_000), seed=1)
     agent.set_time_budget(0.2)
     position = Position.initial(7)
     start = time.monotonic()

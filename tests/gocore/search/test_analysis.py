@@ -36,9 +36,9 @@ DIAGRAM = """
 """
 
 
-def searched_root(evaluator, simulations: int = 200) -> mcts.Node:
+def searched_root(evaluator, sims: int = 200) -> mcts.Node:
     position = position_from_ascii(DIAGRAM, to_play=-1, komi=0.5)
-    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(simulations=simulations), [position], seed=1)
+    search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(sims=sims), [position], seed=1)
     search.search()
     return search.roots[0]
 
@@ -75,7 +75,7 @@ def test_principal_variation_follows_the_most_visited_replies_and_is_legal():
 
 
 def test_min_moves_adds_unvisited_moves_by_prior_and_max_moves_caps():
-    root = searched_root(AreaEvaluator(), simulations=8)
+    root = searched_root(AreaEvaluator(), sims=8)
     visited = int((root.child_N.round() > 0).sum())
     padded = analyse(root, min_moves=visited + 3)
     assert len(padded.moves) == visited + 3
@@ -109,7 +109,7 @@ def test_a_net_with_the_auxiliary_heads_fills_score_lead_and_ownership():
     with_heads = NetEvaluator(build_net(preset("tiny", SIZE, 17, encoder="agz17", aux_heads=True)).eval())
     plain = NetEvaluator(build_net(preset("tiny", SIZE, 17, encoder="agz17")).eval())
     for evaluator, has in ((with_heads, True), (plain, False)):
-        search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(simulations=8), [Position.initial(SIZE)], seed=0)
+        search = mcts.BatchedSearch(evaluator, mcts.MATCH.replace(sims=8), [Position.initial(SIZE)], seed=0)
         search.search()
         analysis = analyse(search.roots[0], evaluator)
         assert (analysis.score_lead is not None) == has and (analysis.ownership is not None) == has

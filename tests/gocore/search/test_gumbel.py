@@ -22,7 +22,7 @@ from tests.gocore.search.test_mcts import CAPTURE_WINS_SEMEAI, CountingEvaluator
 from tests.helpers import AreaEvaluator, position_from_ascii
 
 SIZE = 5
-NOISELESS = MCTSConfig(simulations=32, temperature_moves=0)
+NOISELESS = MCTSConfig(sims=32, temperature_moves=0)
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def opening(moves: Sequence[str]) -> Position:
 @pytest.mark.parametrize("budget", [1, 5, 16, 32, 50])
 @pytest.mark.parametrize("k", [1, 3, 16])
 def test_root_visits_sum_to_the_budget(evaluator, budget, k):
-    search = GumbelSearch(evaluator, SELFPLAY.replace(simulations=budget), [opening(["C3", "B2"])] * 2,
+    search = GumbelSearch(evaluator, SELFPLAY.replace(sims=budget), [opening(["C3", "B2"])] * 2,
                           seed=budget, gumbel=GumbelConfig(k=k))
     for result, root in zip(search.search(), search.roots):
         assert result.visits.sum() == root.child_N.sum() == budget
@@ -90,7 +90,7 @@ def test_without_noise_the_move_is_the_argmax_of_logits_plus_sigma_among_the_mos
 
 def test_the_improved_policy_is_a_distribution_over_the_searched_legal_moves(evaluator):
     config = GumbelConfig(k=8)
-    search = GumbelSearch(evaluator, SELFPLAY.replace(simulations=24), [opening(["C3", "C2", "B3"])],
+    search = GumbelSearch(evaluator, SELFPLAY.replace(sims=24), [opening(["C3", "C2", "B3"])],
                           seed=1, gumbel=config)
     result, root = search.search()[0], search.roots[0]
     legal = root.position.legal_moves()
@@ -107,7 +107,7 @@ def test_a_smaller_scale_keeps_the_improved_policy_closer_to_the_prior(evaluator
     from gocore.search.gumbel import root_search
 
     assert root_search("gumbel", 0.1) == GumbelConfig(c_scale=0.1) and root_search("puct", 0.1) is None
-    search = GumbelSearch(evaluator, SELFPLAY.replace(simulations=16, noise=False), [opening(["C3", "C2"])], seed=2)
+    search = GumbelSearch(evaluator, SELFPLAY.replace(sims=16, noise=False), [opening(["C3", "C2"])], seed=2)
     search.search()
     root = search.roots[0]
 
@@ -145,14 +145,14 @@ def test_the_search_finds_the_capture_that_wins_the_semeai():
 
 def test_games_are_searched_in_lockstep_with_one_evaluator_call_per_round(evaluator):
     spy = CountingEvaluator(evaluator)
-    search = GumbelSearch(spy, SELFPLAY.replace(simulations=16), [opening(["C3"])] * 4, seed=2)
+    search = GumbelSearch(spy, SELFPLAY.replace(sims=16), [opening(["C3"])] * 4, seed=2)
     search.search()
     assert spy.batch_sizes[0] == 4  # the four roots, evaluated together
     assert max(spy.batch_sizes[1:]) == 4 * SELFPLAY.leaves_per_game
     assert sum(spy.batch_sizes[1:]) <= 4 * 16
 
 
-GUMBEL_SELFPLAY = SelfPlayConfig(size=SIZE, komi=2.5, search=SELFPLAY.replace(simulations=8, max_moves=12),
+GUMBEL_SELFPLAY = SelfPlayConfig(size=SIZE, komi=2.5, search=SELFPLAY.replace(sims=8, max_moves=12),
                                  gumbel=GumbelConfig(k=4))
 
 
@@ -168,7 +168,7 @@ def test_a_gumbel_selfplay_game_and_its_rows_are_reproducible_from_the_seed(eval
 
 
 def test_with_the_playout_cap_fast_gumbel_searches_use_the_fast_budget_and_make_no_rows(evaluator):
-    search = GumbelSearch(evaluator, SELFPLAY.replace(simulations=16, fast_simulations=4), [opening(["C3"])] * 3,
+    search = GumbelSearch(evaluator, SELFPLAY.replace(sims=16, fast_sims=4), [opening(["C3"])] * 3,
                           seed=5, gumbel=GumbelConfig(k=4))
     results = search.search(fast=[1])
     assert [r.visits.sum() for r in results] == [16, 4, 16]

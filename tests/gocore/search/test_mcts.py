@@ -89,7 +89,7 @@ def walk(node: Node):
         yield from walk(child)
 
 
-ROLLOUTS = MCTSConfig(simulations=400, temperature_moves=0, rollout_lambda=1.0)  # uniform P, rollout v
+ROLLOUTS = MCTSConfig(sims=400, temperature_moves=0, rollout_lambda=1.0)  # uniform P, rollout v
 
 
 # ---------------------------------------------------------------- tactics with uniform priors
@@ -112,7 +112,7 @@ def test_search_avoids_self_atari_and_wins_the_race_from_outside():
 def test_terminal_positions_are_scored_by_the_rules_without_the_network():
     ahead = position_from_ascii(SETTLED, to_play=-1, komi=0.5).play(25)  # white passed; black +4.5
     spy = CountingEvaluator(UniformEvaluator())
-    _, root = search_one(ahead, MCTSConfig(simulations=64, temperature_moves=0), evaluator=spy)
+    _, root = search_one(ahead, MCTSConfig(sims=64, temperature_moves=0), evaluator=spy)
     assert int(root.child_N.argmax()) == 25  # passing ends the game with black ahead
     assert root.child_W[25] == root.child_N[25]  # every visit of that child scored +1 for black
     assert not any(p.is_game_over() for p in spy.positions)
@@ -120,7 +120,7 @@ def test_terminal_positions_are_scored_by_the_rules_without_the_network():
 
 def test_search_does_not_pass_when_passing_loses():
     behind = position_from_ascii(SETTLED, to_play=-1, komi=10.5).play(25)  # black would lose by 5.5
-    _, root = search_one(behind, MCTSConfig(simulations=64, temperature_moves=0))
+    _, root = search_one(behind, MCTSConfig(sims=64, temperature_moves=0))
     assert int(root.child_N.argmax()) != 25
     assert root.child_W[25] == -root.child_N[25]
 
@@ -128,7 +128,7 @@ def test_search_does_not_pass_when_passing_loses():
 # ---------------------------------------------------------------- bookkeeping
 @pytest.mark.parametrize("leaves_per_game", [1, 8])
 def test_visit_counts_add_up_and_no_virtual_loss_is_left(leaves_per_game):
-    config = MCTSConfig(simulations=200, leaves_per_game=leaves_per_game)
+    config = MCTSConfig(sims=200, leaves_per_game=leaves_per_game)
     _, root = search_one(Position.initial(5), config)
     assert root.visits == 200 and root.child_N.sum() == 199
     for node in walk(root):
@@ -141,7 +141,7 @@ def test_visit_counts_add_up_and_no_virtual_loss_is_left(leaves_per_game):
 
 def test_pi_is_the_visit_distribution_over_legal_moves():
     position = position_from_ascii(CAPTURE_WINS_SEMEAI)
-    search = BatchedSearch(UniformEvaluator(), MCTSConfig(simulations=100), [position], seed=0)
+    search = BatchedSearch(UniformEvaluator(), MCTSConfig(sims=100), [position], seed=0)
     result = search.search()[0]
     assert result.pi.dtype == np.float32 and result.pi.shape == (26,)
     assert result.pi.sum() == pytest.approx(1.0)
@@ -157,12 +157,12 @@ def test_temperature_zero_picks_the_most_visited_move_and_breaks_ties_at_random(
     assert {choose_move(visits, False, np.random.default_rng(seed), q) for seed in range(20)} == {3}
     q_tied = np.array([0.9, 0.4, 0.0, 0.4, 0.0])
     assert {choose_move(visits, False, np.random.default_rng(seed), q_tied) for seed in range(20)} == {1, 3}
-    result = search_one(Position.initial(5), MCTSConfig(simulations=64, temperature_moves=0))[0].search()[0]
+    result = search_one(Position.initial(5), MCTSConfig(sims=64, temperature_moves=0))[0].search()[0]
     assert result.visits[result.move] == result.visits.max()
 
 
 def test_a_search_result_breaks_a_visit_tie_by_the_better_mean_value():
-    search, root = search_one(Position.initial(5), MCTSConfig(simulations=16, temperature_moves=0))
+    search, root = search_one(Position.initial(5), MCTSConfig(sims=16, temperature_moves=0))
     root.child_N[:] = 0.0
     root.child_W[:] = 0.0
     root.child_N[[7, 12]] = 5.0
@@ -178,9 +178,9 @@ def test_temperature_one_samples_in_proportion_to_visits():
 
 def test_dirichlet_noise_changes_only_the_root_priors_and_only_when_enabled():
     position = position_from_ascii(CAPTURE_WINS_SEMEAI)
-    _, quiet = search_one(position, MCTSConfig(simulations=50))
+    _, quiet = search_one(position, MCTSConfig(sims=50))
     assert quiet.child_P is quiet.prior
-    _, noisy = search_one(position, MCTSConfig(simulations=50, noise=True))
+    _, noisy = search_one(position, MCTSConfig(sims=50, noise=True))
     legal = position.legal_moves()
     assert not np.allclose(noisy.child_P, noisy.prior)
     assert noisy.child_P.sum() == pytest.approx(1.0) and np.all(noisy.child_P[~legal] == 0)
@@ -195,7 +195,7 @@ def test_dirichlet_alpha_and_temperature_scale_with_the_board():
     assert MCTSConfig(dirichlet_alpha=0.5).alpha_for(9) == 0.5
 
 
-@pytest.mark.parametrize("bad", [{"simulations": 0}, {"rollout_lambda": 1.5}, {"leaves_per_game": 0},
+@pytest.mark.parametrize("bad", [{"sims": 0}, {"rollout_lambda": 1.5}, {"leaves_per_game": 0},
                                  {"dirichlet_epsilon": -0.1}, {"resign_disabled_fraction": 2.0}])
 def test_impossible_configs_are_refused(bad):
     with pytest.raises(ValueError, match="MCTSConfig"):
@@ -209,7 +209,7 @@ def test_presets_are_named_configs():
 
 # ---------------------------------------------------------------- tree reuse
 def test_subtree_reuse_keeps_the_childs_statistics():
-    search, root = search_one(Position.initial(5), MCTSConfig(simulations=200))
+    search, root = search_one(Position.initial(5), MCTSConfig(sims=200))
     move = int(root.child_N.argmax())
     child = root.children[move]
     visits, child_N = child.visits, child.child_N.copy()
@@ -224,7 +224,7 @@ def test_the_old_tree_is_freed_when_the_root_moves_on_without_the_garbage_collec
     import gc
     import weakref
 
-    search, root = search_one(Position.initial(5), MCTSConfig(simulations=200))
+    search, root = search_one(Position.initial(5), MCTSConfig(sims=200))
     move = int(root.child_N.argmax())
     sibling = next(node for m, node in root.children.items() if m != move)
     old_root, old_sibling = weakref.ref(root), weakref.ref(sibling)
@@ -239,7 +239,7 @@ def test_the_old_tree_is_freed_when_the_root_moves_on_without_the_garbage_collec
 
 
 def test_without_reuse_the_next_search_starts_from_an_empty_tree():
-    search, root = search_one(Position.initial(5), MCTSConfig(simulations=100, reuse_tree=False))
+    search, root = search_one(Position.initial(5), MCTSConfig(sims=100, reuse_tree=False))
     search.advance(0, int(root.child_N.argmax()))
     assert search.roots[0].visits == 0
     assert search.search()[0].visits.sum() == 99
@@ -252,14 +252,14 @@ def start_positions(count: int) -> list[Position]:
 
 
 def test_batched_search_gives_every_game_the_same_number_of_simulations():
-    search = BatchedSearch(UniformEvaluator(), MCTSConfig(simulations=48), start_positions(5), seed=0)
+    search = BatchedSearch(UniformEvaluator(), MCTSConfig(sims=48), start_positions(5), seed=0)
     results = search.search()
     assert [root.visits for root in search.roots] == [48] * 5
     assert [int(r.visits.sum()) for r in results] == [47] * 5
 
 
 def test_batched_search_equals_separate_searches_without_virtual_loss():
-    config = MCTSConfig(simulations=60, leaves_per_game=1, virtual_loss=0.0)
+    config = MCTSConfig(sims=60, leaves_per_game=1, virtual_loss=0.0)
     together = BatchedSearch(UniformEvaluator(), config, start_positions(3), seed=0).search()
     for position, result in zip(start_positions(3), together):
         alone = BatchedSearch(UniformEvaluator(), config, [position], seed=0).search()[0]
@@ -268,7 +268,7 @@ def test_batched_search_equals_separate_searches_without_virtual_loss():
 
 def test_leaves_of_all_games_reach_the_evaluator_in_one_batch():
     spy = CountingEvaluator(UniformEvaluator())
-    config = MCTSConfig(simulations=32, leaves_per_game=4)
+    config = MCTSConfig(sims=32, leaves_per_game=4)
     BatchedSearch(spy, config, start_positions(4), seed=0).search()
     assert spy.batch_sizes[0] == 4  # round one: each fresh root is its own first leaf
     assert max(spy.batch_sizes) > 4 and max(spy.batch_sizes) <= 4 * 4
@@ -278,12 +278,12 @@ def test_leaves_of_all_games_reach_the_evaluator_in_one_batch():
 def test_a_finished_game_cannot_be_searched():
     over = Position.initial(5).play(25).play(25)
     with pytest.raises(ValueError, match="over"):
-        BatchedSearch(UniformEvaluator(), MCTSConfig(simulations=8), [over]).search()
+        BatchedSearch(UniformEvaluator(), MCTSConfig(sims=8), [over]).search()
 
 
 # ---------------------------------------------------------------- AlphaGo's leaf value
 def test_alphago_leaf_value_mixes_the_value_net_and_one_rollout():
-    config = MCTSConfig(simulations=60, rollout_lambda=0.5)
+    config = MCTSConfig(sims=60, rollout_lambda=0.5)
     _, root = search_one(Position.initial(5).play(12), config, evaluator=BlackWinsEvaluator())
     values = {node.value * node.position.to_play for node in walk(root) if node.prior is not None}
     # black's view: 0.5 * (+1) + 0.5 * z with z in {-1, 0, +1} from black's side
@@ -292,7 +292,7 @@ def test_alphago_leaf_value_mixes_the_value_net_and_one_rollout():
 
 # ---------------------------------------------------------------- whole games
 def test_self_play_games_end_and_replay_legally():
-    config = MCTSConfig(simulations=16, noise=True, temperature_moves=4)
+    config = MCTSConfig(sims=16, noise=True, temperature_moves=4)
     games = play_games(UniformEvaluator(), config, count=3, size=5, seed=1)
     for game in games:
         assert game.reason in ("two-passes", "move-cap")
@@ -303,7 +303,7 @@ def test_self_play_games_end_and_replay_legally():
 
 
 def test_players_resign_after_two_hopeless_searches_unless_resignation_is_disabled():
-    config = MCTSConfig(simulations=8, resign_threshold=0.5, resign_disabled_fraction=0.0)
+    config = MCTSConfig(sims=8, resign_threshold=0.5, resign_disabled_fraction=0.0)
     games = play_games(BlackWinsEvaluator(), config, count=2, size=5, seed=0)
     for game in games:  # white's root value is about -1 from its first move
         assert (game.reason, game.winner, game.result, len(game.moves)) == ("resign", 1, "B+R", 3)
@@ -339,7 +339,7 @@ def test_a_search_may_pass_first_on_a_settled_board_only_when_asked():
         X O . O .
         . X O . .
     """, to_play=1)
-    config = MCTSConfig(simulations=40, temperature_moves=0)
+    config = MCTSConfig(sims=40, temperature_moves=0)
     plain = search_one(settled, config, evaluator=PassingEvaluator())[0].search()[0]
     passing = search_one(settled, config.replace(pass_when_settled=True), evaluator=PassingEvaluator())[0].search()[0]
     assert plain.visits[-1] == 0 and plain.move != 25  # the default keeps AlphaGo Zero's rule

@@ -182,7 +182,7 @@ class CountingRollouts(PatternRollouts):
 
 def test_alphago_search_takes_its_rollouts_from_the_rollout_policy_when_given_one() -> None:
     rollouts = CountingRollouts(random_weights(5, 0.3))
-    config = MCTSConfig(simulations=24, rollout_lambda=1.0, temperature_moves=0)
+    config = MCTSConfig(sims=24, rollout_lambda=1.0, temperature_moves=0)
     agent = AlphaGoAgent(UniformEvaluator(), config, seed=0, rollout_policy=rollouts)
     move = agent.select_move(Position.initial(5))
     assert 0 <= move < 25 and rollouts.calls >= 20  # one rollout per leaf the evaluator scored

@@ -12,7 +12,7 @@ from gocore.search.mcts import SELFPLAY
 from gocore.search.selfplay import SelfPlayConfig, game_id, merge_stats, play
 
 SIZE = 5
-CONFIG = SelfPlayConfig(size=SIZE, komi=2.5, search=SELFPLAY.replace(simulations=8, max_moves=40))
+CONFIG = SelfPlayConfig(size=SIZE, komi=2.5, search=SELFPLAY.replace(sims=8, max_moves=40))
 
 
 @pytest.fixture(scope="module")

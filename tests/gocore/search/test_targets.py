@@ -73,7 +73,7 @@ def test_pruning_takes_visits_only_while_the_child_stays_below_the_best_child():
 
 def test_pruned_pi_of_a_forced_search_is_a_distribution_over_legal_moves():
     position = Position.initial(5).play(12).play(6)
-    config = MCTSConfig(simulations=120, noise=True, forced_playouts=True)
+    config = MCTSConfig(sims=120, noise=True, forced_playouts=True)
     search = BatchedSearch(PeakedEvaluator(), config, [position], seed=3)
     result = search.search()[0]
     root = search.roots[0]
@@ -88,7 +88,7 @@ def test_pruned_pi_of_a_forced_search_is_a_distribution_over_legal_moves():
 
 def children_short_of_forced(forced: bool, seed: int) -> int:
     """Legal root children that end a 400-simulation noisy search below sqrt(2 P N) - 1 visits."""
-    config = MCTSConfig(simulations=400, noise=True, forced_playouts=forced)
+    config = MCTSConfig(sims=400, noise=True, forced_playouts=forced)
     search = BatchedSearch(PeakedEvaluator(), config, [Position.initial(7)], seed=seed)
     search.search()
     root = search.roots[0]
@@ -104,7 +104,7 @@ def test_forced_playouts_give_every_child_about_sqrt_2_p_n_visits(seed):
 
 
 def test_a_fast_search_uses_the_fast_budget_without_noise():
-    config = MCTSConfig(simulations=40, fast_simulations=9, noise=True, forced_playouts=True, reuse_tree=False)
+    config = MCTSConfig(sims=40, fast_sims=9, noise=True, forced_playouts=True, reuse_tree=False)
     starts = [Position.initial(5), Position.initial(5).play(7)]
     search = BatchedSearch(UniformEvaluator(), config, starts, seed=0)
     full, fast = search.search(fast=[1])
@@ -113,11 +113,11 @@ def test_a_fast_search_uses_the_fast_budget_without_noise():
     assert full.is_full and not fast.is_full
     assert not np.allclose(search.roots[0].child_P, search.roots[0].prior)  # noise on the full search
     assert search.roots[1].child_P is search.roots[1].prior  # none on the fast one
-    search = BatchedSearch(UniformEvaluator(), MCTSConfig(simulations=40, reuse_tree=False), starts[:1], seed=0)
+    search = BatchedSearch(UniformEvaluator(), MCTSConfig(sims=40, reuse_tree=False), starts[:1], seed=0)
     assert int(search.search(fast=[0])[0].visits.sum()) == 9  # default: a quarter of the budget
 
 
-PCR = SELFPLAY.replace(simulations=8, fast_simulations=2, max_moves=40, full_search_prob=0.25,
+PCR = SELFPLAY.replace(sims=8, fast_sims=2, max_moves=40, full_search_prob=0.25,
                        forced_playouts=True, resign_threshold=None)
 
 
@@ -143,11 +143,11 @@ def test_without_the_cap_every_search_is_full_and_draws_nothing():
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     assert all(is_full_search(rng, 1.0) for _ in range(10)) and rng.bit_generator.state == state
-    games = play_games(UniformEvaluator(), SELFPLAY.replace(simulations=4, max_moves=20), 2, size=5, seed=1)
+    games = play_games(UniformEvaluator(), SELFPLAY.replace(sims=4, max_moves=20), 2, size=5, seed=1)
     assert all(all(game.full) and len(game.full) == len(game.moves) for game in games)
 
 
-@pytest.mark.parametrize("bad", [{"full_search_prob": 0.0}, {"full_search_prob": 1.5}, {"fast_simulations": 0}])
+@pytest.mark.parametrize("bad", [{"full_search_prob": 0.0}, {"full_search_prob": 1.5}, {"fast_sims": 0}])
 def test_impossible_playout_caps_are_refused(bad):
     with pytest.raises(ValueError, match="full_search_prob"):
         MCTSConfig(**bad)

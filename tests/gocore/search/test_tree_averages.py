@@ -38,9 +38,9 @@ class RootOnlyHeads(AreaEvaluator):
         return AuxEvaluation(*self.evaluate(positions), ownership=ownership, score=10 * is_root)
 
 
-def search(evaluator, position: Position, simulations: int) -> tuple[mcts.BatchedSearch, HeadRecorder]:
+def search(evaluator, position: Position, sims: int) -> tuple[mcts.BatchedSearch, HeadRecorder]:
     recorder = HeadRecorder(evaluator, keep_ownership=True)
-    searched = mcts.BatchedSearch(recorder, mcts.MATCH.replace(simulations=simulations), [position], seed=1)
+    searched = mcts.BatchedSearch(recorder, mcts.MATCH.replace(sims=sims), [position], seed=1)
     searched.search()
     return searched, recorder
 
@@ -76,7 +76,7 @@ def test_reading_again_after_more_search_gives_what_a_fresh_reading_gives():
     searched, recorder = search(AreaHeadsEvaluator(), position, 64)
     kept = TreeAverages(recorder)
     kept.sums(searched.roots[0])
-    searched.search(simulations=96)
+    searched.search(sims=96)
     again, fresh = kept.sums(searched.roots[0]), TreeAverages(recorder).sums(searched.roots[0])
     assert again.weight == fresh.weight == 160
     assert again.score == pytest.approx(fresh.score) and again.ownership == pytest.approx(fresh.ownership)

@@ -41,8 +41,8 @@ def test_gnugo_levels_outside_0_to_10_are_refused_before_gnugo_starts(spec):
 def test_specs_build_our_agents_seeded_per_game():
     random_player = build_player("random", SETTINGS)
     assert isinstance(random_player.make(1), RandomAgent) and random_player.make(1) is not random_player.make(1)
-    assert build_player("uct-7", SETTINGS).make(0).simulations == 7
-    assert build_player("uct", SETTINGS).make(0).simulations == 8  # a bare uct searches `sims`
+    assert build_player("uct-7", SETTINGS).make(0).sims == 7
+    assert build_player("uct", SETTINGS).make(0).sims == 8  # a bare uct searches `sims`
     assert isinstance(build_player("uct-3", SETTINGS).make(0), UCTAgent)
 
 
@@ -71,7 +71,7 @@ def test_bad_specs_are_refused_with_a_reason(spec: str, message: str, data_dir: 
 def test_nets_play_as_what_they_are(tmp_path: Path):
     dual = build_player(tiny_model(tmp_path / "dual"), SETTINGS)
     assert dual.kind == "alphazero-8" and isinstance(dual.make(0), AlphaZeroAgent)
-    assert dual.make(0).config.simulations == 8 and dual.board_size == 5
+    assert dual.make(0).config.sims == 8 and dual.board_size == 5
     policy = build_player(tiny_model(tmp_path / "policy", "policy"), SETTINGS)
     assert policy.kind == "policy" and isinstance(policy.make(0), PolicyAgent)
     assert dual.display.endswith("(alphazero-8)") and policy.display.endswith("(policy)")
@@ -142,7 +142,7 @@ def test_alphago_specs_search_over_their_two_nets_and_keep_their_names(tmp_path:
     player = build_player(f"alphago-12:{policy},{value}", SETTINGS)
     agent = player.make(0)
     assert isinstance(agent, AlphaGoAgent) and player.kind == "alphago-12"
-    assert agent.config.simulations == 12 and agent.config.rollout_lambda == 0.5 and agent.config.c_puct == 5.0
+    assert agent.config.sims == 12 and agent.config.rollout_lambda == 0.5 and agent.config.c_puct == 5.0
     assert ladder_name(f"alphago:{policy},{value}", 8, size=5) == "alphago-8:dir:p,dir:v"
     assert ladder_spec("alphago-8:gozero-5x5-policy/2,gozero-5x5-value/1") == (
         "alphago-8:models:/gozero-5x5-policy/2,models:/gozero-5x5-value/1")
