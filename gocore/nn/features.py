@@ -183,10 +183,7 @@ def value_encoder(policy_encoder: str) -> str:
     """The encoder of a value net trained beside a policy net that reads `policy_encoder`: the same,
     but AlphaGo 2016's value net reads the colour to play too (alphago48 -> alphago49; komi makes
     a position's value depend on who is to move, and the policy planes do not say)."""
-    return VALUE_ENCODERS.get(policy_encoder, policy_encoder)
-
-
-VALUE_ENCODERS = {"alphago48": "alphago49"}
+    return {"alphago48": "alphago49"}.get(policy_encoder, policy_encoder)
 
 
 def to_signed(planes: np.ndarray) -> np.ndarray:
