@@ -36,7 +36,7 @@ from gocore.play.ratings import SprtConfig
 from storage import layout, loops
 from tasks.app.evaluate import MatchSettings
 from tasks.app.loop_settings import RESUMABLE, LoopSettings, loop_record, selfplay_search
-from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, loop_spend
+from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, last_generation_minutes, loop_spend
 from tasks.app.models import ModelRef
 from tasks.app.selfplay_settings import SelfPlaySettings
 from tasks.app.steps import Steps
@@ -109,16 +109,6 @@ def is_budget_spent(data: Path, loop: str, generation: int, minutes: float) -> b
         return False
     spent = loop_spend(records, generation)["loop_minutes"]
     return spent + last_generation_minutes(records, generation) > minutes
-
-
-def last_generation_minutes(records: list[dict[str, Any]], generation: int) -> float:
-    """Wall minutes of learning the newest generation before `generation` took (0 if none)."""
-    before = [int(r["generation"]) for r in records if 0 < int(r["generation"]) < generation]
-    if not before:
-        return 0.0
-    last = max(before)
-    return sum(float(r.get("seconds", 0.0)) for r in records
-               if int(r["generation"]) == last and r["step"] != "ladder") / 60
 
 
 def publish_table(settings: LoopSettings, data: Path) -> None:

@@ -249,7 +249,7 @@ def run(
 
     started = time.monotonic()
     quiet_prefect(verbose)
-    from flows.main_job import MainJobResult, main_job
+    from flows.main_job import MainJobResult, loop_minutes, main_job
     from flows.runtime import prefect_api
     from storage import layout
     from tasks.app.loop_presets import main_job_settings
@@ -261,13 +261,34 @@ def run(
             left = None if not minutes else max(0.0, minutes - (time.monotonic() - started) / 60)
             return main_job(settings, str(data), eval_games, random_games, workers, left)
 
+        if minutes:
+            console.print(f"budget: {minutes:g} minutes in all, {loop_minutes(minutes):g} of them for learning "
+                          "(--minutes 0: none)", soft_wrap=True)
         result = run_live(settings, data, workers, None, pipeline_devices(None), run=job)
+    if minutes and (stopped := budget_stop_line(data, settings, minutes)):
+        console.print(stopped, soft_wrap=True)
     console.print(evidence_line(result.champion, f"generation 0 ({result.first})", result.evidence))
     from flows.cli.ladder import ladder_table
     from tasks.ladder import Ladder, ladder_rows
 
     console.print(ladder_table(Ladder(9, ladder_rows(data, 9))))
     print_next_steps(data, settings.model_name)
+
+
+def budget_stop_line(data: Path, settings: LoopSettings, minutes: float) -> str | None:
+    """Why the loop played fewer generations than asked (the budget's prediction), or None."""
+    from storage import loops
+    from tasks.app.loop_view import last_generation_minutes, loop_spend
+
+    records = loops.read_steps(data, settings.loop)
+    done = max((int(r["generation"]) for r in records), default=0)
+    if done >= settings.generations:
+        return None
+    last = last_generation_minutes(records, done + 1)
+    spent = loop_spend(records, done)["loop_minutes"]
+    return (f"budget: the loop stopped after generation {done} of {settings.generations}: one more would have taken "
+            f"about {last:.1f} minutes by the last one, past the {minutes:g}-minute budget ({spent:.1f} spent "
+            "learning); --minutes 0 plays them all, a rerun goes on from here")
 
 
 def evidence_line(player: str, opponent: str, summary: dict) -> str:

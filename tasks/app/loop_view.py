@@ -54,6 +54,16 @@ def loop_spend(records: list[dict[str, Any]], generation: int) -> dict[str, Any]
     return spent
 
 
+def last_generation_minutes(records: list[dict[str, Any]], generation: int) -> float:
+    """Wall minutes of learning the newest generation before `generation` took (0 if none)."""
+    before = [int(r["generation"]) for r in records if 0 < int(r["generation"]) < generation]
+    if not before:
+        return 0.0
+    last = max(before)
+    return sum(float(r.get("seconds", 0.0)) for r in records
+               if int(r["generation"]) == last and r["step"] != "ladder") / 60
+
+
 def generation_rows(records: list[dict[str, Any]]) -> list[GenerationRow]:
     """One row per generation with a record, from the step records (storage.loops.read_steps)."""
     by_generation: dict[int, dict[str, dict[str, Any]]] = {}

@@ -30,3 +30,14 @@ def test_a_begun_generation_is_finished_whatever_the_budget(tmp_path: Path):
     loops.record_step(tmp_path, "budget", 2, "start", {"seconds": 0.1})
     assert not is_budget_spent(tmp_path, "budget", 2, 1.0)
     assert is_budget_spent(tmp_path, "budget", 3, 1.0)
+
+
+def test_gozero_run_says_why_the_loop_stopped_short(tmp_path: Path):
+    from flows.cli.loop import budget_stop_line
+    from tasks.app.loop_settings import LoopSettings
+
+    record_generation(tmp_path, 1, 200.0, 46.0, 0.0)  # 4.1 minutes
+    line = budget_stop_line(tmp_path, LoopSettings(loop="budget", generations=4), 10.0)
+    assert line is not None and "after generation 1 of 4" in line and "about 4.1 minutes" in line
+    assert "10-minute budget" in line and "--minutes 0" in line
+    assert budget_stop_line(tmp_path, LoopSettings(loop="budget", generations=1), 10.0) is None
