@@ -93,8 +93,7 @@ def selfplay(settings: SelfPlaySettings, games: int, generation: int = 0, data_d
                                         description=f"self-play games of generation {generation}")
     # batches a killed or finished run left on disk are read here: a rerun with nothing left to play
     # sends no task to the workers (they would import torch only to find the batch done)
-    parts: list[BatchResult] = [done for seed, n in batches
-                                if (done := finished_batch(data, generation, seed, settings.recorded(n), run))]
+    parts = finished_parts(settings, generation, data, batches)
     todo = [(seed, n) for seed, n in batches if seed not in {part.seed for part in parts}]
     futures = selfplay_games.map(unmapped(settings), [n for _, n in todo], unmapped(generation),
                                  [s for s, _ in todo], unmapped(str(data))) if todo else []
@@ -105,6 +104,28 @@ def selfplay(settings: SelfPlaySettings, games: int, generation: int = 0, data_d
     create_markdown_artifact(summary_markdown(summary), key=artifact_key("selfplay-gen", generation),
                              description=f"self-play generation {generation}")
     return summary
+
+
+def finished_generation(settings: SelfPlaySettings, games: int, generation: int = 0, data_dir: str | None = None,
+                        seed: int = 0) -> GenerationSummary | None:
+    """The generation's summary if every batch of its pinned plan is on disk, played with these
+    settings (SelfPlayError if one was played with others); None if anything is left to play. The
+    CLI asks first: a rerun with nothing to play starts no server and no worker."""
+    data = layout.data_dir(data_dir)
+    per_task = selfplay_files.read_split(data, generation, games, seed, settings.run)
+    if per_task is None:
+        return None
+    batches = selfplay_files.plan_batches(games, per_task, seed)
+    if len(parts := finished_parts(settings, generation, data, batches)) < len(batches):
+        return None
+    return summarize_generation(parts, settings.model, generation, layout.selfplay_dir(data, generation, settings.run))
+
+
+def finished_parts(settings: SelfPlaySettings, generation: int, data: Path,
+                   batches: list[tuple[int, int]]) -> list[BatchResult]:
+    """The batches (seed, games) already on disk, played with these settings (SelfPlayError if not)."""
+    return [done for seed, n in batches
+            if (done := finished_batch(data, generation, seed, settings.recorded(n), settings.run))]
 
 
 def summarize_generation(parts: list[BatchResult], model: str, generation: int,

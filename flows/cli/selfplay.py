@@ -52,6 +52,7 @@ def selfplay(
 ) -> None:
     """Play self-play games with one model into <data>/selfplay/gen=K (Parquet rows + SGF)."""
     quiet_prefect(verbose)
+    from flows.selfplay import finished_generation
     from gocore.nn.features import get_encoder
     from storage import layout
     from tasks.app.selfplay_settings import SelfPlaySettings
@@ -63,13 +64,17 @@ def selfplay(
     with user_errors():
         size = resolve_size(size, None if model == "uniform" else model)
         get_encoder(encoder)
-        load_evaluator(model, size, str(data), device=device)  # a bad model fails now, before any server starts
         settings = SelfPlaySettings(model, sims, size=size, komi=komi, encoder=encoder, max_moves=max_moves,
                                     resign_threshold=None if resign_threshold <= -1 else resign_threshold,
                                     device=device)
+        done = finished_generation(settings, games, generation, str(data), seed)  # a rerun: nothing to start
+        if done is None:
+            load_evaluator(model, size, str(data), device=device)  # a bad model fails now, before any server starts
     console.print(f"self-play [bold]gen={generation}[/]: {model}, {games} games, {sims} sims, "
                   f"{size}x{size}, komi {komi:g} -> {layout.selfplay_dir(data, generation)}", soft_wrap=True)
-    summary = _run(settings, games, generation, str(data), workers, games_per_task, dask_address, seed)
+    if done is not None:
+        console.print(f"all {games} games are on disk, played with these settings: nothing to play")
+    summary = done or _run(settings, games, generation, str(data), workers, games_per_task, dask_address, seed)
     console.print(summary_table(summary))
 
 

@@ -51,6 +51,32 @@ def test_selfplay_flow_maps_batches_writes_shards_and_reports(prefect_harness, d
     assert report is not None and "# Self-play generation 1" in report.data and "false resignations" in report.data
 
 
+def test_a_cli_rerun_with_nothing_to_play_starts_no_server_and_a_changed_one_is_refused_first(
+        prefect_harness, data_dir: Path, monkeypatch: pytest.MonkeyPatch):
+    """`gozero selfplay` rerun on a finished generation answers from the sidecars in a second or
+    two: no Prefect server, no flow, no model load (issue #27: a no-op rerun took 14 s)."""
+    import flows.runtime
+    import flows.selfplay
+    import tasks.selfplay
+    from flows.selfplay import selfplay
+
+    selfplay(TINY, 4, generation=2, data_dir=str(data_dir), games_per_task=2)
+
+    def never(*args, **kwargs):
+        raise AssertionError("a rerun with nothing to play started work")
+
+    for module, name in ((flows.selfplay, "run_selfplay"), (flows.runtime, "prefect_api"),
+                         (tasks.selfplay, "load_evaluator")):
+        monkeypatch.setattr(module, name, never)
+    command = ["selfplay", "--model", "uniform", "--games", "4", "--sims", "4", "--size", "5", "--komi", "2.5",
+               "--max-moves", "30", "--generation", "2", "--data-dir", str(data_dir)]
+    result = CliRunner().invoke(app, command, terminal_width=200)
+    assert result.exit_code == 0, result.output
+    assert "nothing to play" in result.output and "tasks (already on disk)" in result.output
+    changed = CliRunner().invoke(app, [*command[:6], "8", *command[7:]], terminal_width=200)
+    assert changed.exit_code == 1 and "played with other settings: sims 4 (now 8)" in changed.output
+
+
 def test_cli_refuses_a_missing_model_in_one_line(data_dir: Path):
     result = CliRunner().invoke(app, ["selfplay", "--model", str(data_dir / "no-such-model"), "--games", "2",
                                       "--data-dir", str(data_dir)])
