@@ -26,6 +26,7 @@ from gocore.play.ratings import SprtConfig
 from storage import layout, matches
 from tasks.app.evaluate import MatchSettings, Rows, run_match
 from tasks.evaluate import play_games
+from tasks.ladder import tag_registered_players
 
 
 @flow(name="evaluate", log_prints=True, task_runner=StoppingProcessPool())
@@ -61,6 +62,7 @@ def evaluate(settings: MatchSettings, match_id: str | None = None, data_dir: str
         print(f"the SPRT decided after {summary['games']} games: the remaining games were not played")
     create_markdown_artifact(matches.summary_markdown(summary), key=artifact_key("match", match_id),
                              description=f"results of match {match_id}")
+    tag_registered_players(settings, layout.data_dir(data_dir))
     return summary
 
 

@@ -262,6 +262,16 @@ def tag_rated_versions(data: Path, size: int, rows: Sequence[LadderRow]) -> int:
     return len(rated)
 
 
+def tag_registered_players(settings: MatchSettings, data: Path) -> int:
+    """After a match with a registered model in it: the registry's rating tags (Elo, strength) of
+    every rated version from the refitted ladder, so `gozero models list` and GTP `version` show what
+    `gozero ladder` shows whichever command played (evaluate, a gate, the recipe's anchors)."""
+    if not any(spec.startswith("models:/") for spec in (settings.black, settings.white)):
+        return 0
+    size = settings.config.size
+    return tag_rated_versions(data, size, ladder_rows(data, size))
+
+
 def publish(data: Path, settings: LadderSettings, rated: list[Rating], played: tuple[str, ...] = ()) -> Ladder:
     """The ladder, written to ladder.json, its rated versions tagged (`tag_rated_versions`) and, if
     any generation is rated, logged as an MLflow "ladder" run with Elo per generation and its plot."""

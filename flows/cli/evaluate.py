@@ -100,24 +100,17 @@ def evaluate(
     threshold = 0.55 if gate is None else gate
     if here:
         summary = _play_here(match, settings, threshold, sprt_config)
+        from tasks.ladder import tag_registered_players
+
+        with user_errors():
+            tag_registered_players(settings, data)  # as the flow does after its match
     else:
         summary = _run_flow(match, settings, threshold, sprt_config, workers, dask_address)
     console.print(summary_table(summary, show_gate=gate is not None or sprt))
-    if any(spec.startswith("models:/") for spec in (black, white)):
-        _tag_rated_versions(data, size)
     for side, spec in (("A", black), ("B", white)):
         if summary["games"] and summary[f"{side.lower()}_failures"] == summary["games"]:
             why = next((d for k, d in summary["failure_details"].items() if k.startswith(side)), "")
             raise fail(f"{spec} lost every game without playing it ({why}): the match says nothing about its strength")
-
-
-def _tag_rated_versions(data: Path, size: int) -> None:
-    """The registry's rating tags (Elo, strength) of every rated version, from the ladder the match's
-    games just joined: `gozero models list` and GTP `version` show what `gozero ladder` shows."""
-    from tasks.ladder import ladder_rows, tag_rated_versions
-
-    with user_errors():
-        tag_rated_versions(data, size, ladder_rows(data, size))
 
 
 def _play_here(match: Path, settings: MatchSettings, gate: float, sprt_config: SprtConfig | None) -> dict[str, Any]:

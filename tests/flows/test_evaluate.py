@@ -86,6 +86,18 @@ def test_a_match_of_a_registered_model_puts_its_ladder_rating_on_the_version(dat
     assert tags["elo_games"] == "2" and tags["strength"].startswith("unrated vs GNU Go (Elo ")
 
 
+def test_the_flow_tags_too_so_a_gate_or_the_recipes_anchors_rate_their_versions(prefect_harness, data_dir: Path):
+    from flows.evaluate import evaluate
+    from storage import registry
+    from tests.helpers import register_tiny_nets
+
+    register_tiny_nets(data_dir, 1)
+    settings = MatchSettings("models:/gozero-5x5/1", "random", 2, 2, MatchConfig(5, 7.5, max_moves=30))
+    evaluate(settings, "tagged-by-the-flow", str(data_dir), games_per_task=1)
+    tags = registry.describe("gozero-5x5", "1", data=data_dir).tags
+    assert tags["elo_games"] == "2" and tags["strength"].startswith("unrated vs GNU Go (Elo ")
+
+
 def test_a_model_no_loop_made_has_no_generation_on_the_ladder_but_is_tagged(data_dir: Path):
     from gocore.nn.nets import NetConfig, build_net
     from storage import registry, runs
