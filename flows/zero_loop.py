@@ -154,7 +154,7 @@ def _selfplay(settings: LoopSettings, data: Path, generation: int, player: Model
                               resign_threshold=resign_threshold, run=settings.loop, device=device,
                               **selfplay_search(settings))
     summary = run(played, settings.games, generation, str(data),
-                  games_per_task=default_games_per_task(settings.games, workers), seed=settings.seed * 1_000 + generation)
+                  games_per_task=default_games_per_task(settings.games, workers, device), seed=settings.seed * 1_000 + generation)
     return {"games": summary.counts.games, "rows": summary.rows, "mean_length": round(summary.mean_length, 1),
             "counts": asdict(summary.counts), "winner_lows": list(summary.winner_lows),
             "resign_threshold": resign_threshold}

@@ -83,7 +83,7 @@ def _run(settings: SelfPlaySettings, games: int, generation: int, data: str, wor
     """The flow under a progress bar fed from the sidecars on disk."""
     from flows.selfplay import default_games_per_task, run_selfplay, selfplay_progress
 
-    per_task = games_per_task or default_games_per_task(games, workers)
+    per_task = games_per_task or default_games_per_task(games, workers, settings.device)
 
     def poll() -> tuple[int, int]:
         return selfplay_progress(data, generation, games, per_task, seed)

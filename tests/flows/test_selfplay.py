@@ -133,3 +133,18 @@ def test_generations_written_before_the_flow_took_its_settings_resume_without_pl
     with pytest.raises(SelfPlayError, match=r"fast_sims 2 \(now 1\)"):  # a changed knob is still refused
         selfplay(replace(settings, fast_sims=1), 2, 3, str(data_dir), seed=7)
 
+
+
+def test_a_worker_on_an_accelerator_plays_more_games_in_lockstep(monkeypatch: pytest.MonkeyPatch):
+    """A GPU wants big batches: one process per device, hundreds of games in lockstep; the CPU keeps
+    the split that fits a worker's memory."""
+    import torch
+
+    import flows.selfplay
+    from flows.selfplay import MAX_GAMES_PER_TASK, MAX_GAMES_PER_TASK_ACCELERATOR, default_games_per_task
+
+    assert default_games_per_task(1000, 2) == default_games_per_task(1000, 2, "cpu") == MAX_GAMES_PER_TASK
+    assert default_games_per_task(1000, 2, "auto") == MAX_GAMES_PER_TASK  # auto is the CPU on this machine
+    monkeypatch.setattr(flows.selfplay, "choose_device", lambda name: torch.device("meta"))  # stands for a GPU
+    assert default_games_per_task(1000, 1, "cuda") == MAX_GAMES_PER_TASK_ACCELERATOR == 256
+    assert default_games_per_task(300, 2, "cuda") == 150 and default_games_per_task(3, 8, "cuda") == 1
