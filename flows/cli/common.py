@@ -164,23 +164,16 @@ def shard_progress(poll: Callable[[], tuple[int, int]], description: str) -> Ite
         return
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    stop = threading.Event()
     with Progress(TextColumn(description), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   console=console, transient=True) as bar:
         task_id = bar.add_task(description, total=None)
 
         def update() -> None:
-            while not stop.wait(0.5):
-                done, total = poll()
-                bar.update(task_id, completed=done, total=total or None)
+            done, total = poll()
+            bar.update(task_id, completed=done, total=total or None)
 
-        thread = threading.Thread(target=update, daemon=True)
-        thread.start()
-        try:
+        with _every_half_second(update):
             yield
-        finally:
-            stop.set()
-            thread.join()
 
 
 PLAIN_EVERY = 15.0
@@ -193,21 +186,30 @@ def _plain_progress(poll: Callable[[], tuple[int, int]], description: str) -> It
     `PLAIN_EVERY` seconds passed since the last line; full figures, one line each."""
     import time
 
-    stop, start, shown = threading.Event(), time.monotonic(), [(-1, 0), 0.0]
-
-    def line(done: int, total: int) -> None:
-        share = f" ({done / total:.0%})" if total else ""
-        print(f"{description}: {done:,}/{total:,}{share}, {time.monotonic() - start:.0f} s", flush=True)
-        shown[0], shown[1] = (done, total), time.monotonic()
+    start, shown = time.monotonic(), [(-1, 0), 0.0]
 
     def update() -> None:
-        while not stop.wait(0.5):
-            with contextlib.suppress(Exception):  # a half-written sidecar: the next poll reads it whole
-                done, total = poll()
-                if (done, total) != shown[0] and time.monotonic() - shown[1] >= PLAIN_EVERY:
-                    line(done, total)
+        with contextlib.suppress(Exception):  # a half-written sidecar: the next poll reads it whole
+            done, total = poll()
+            if (done, total) != shown[0] and time.monotonic() - shown[1] >= PLAIN_EVERY:
+                share = f" ({done / total:.0%})" if total else ""
+                print(f"{description}: {done:,}/{total:,}{share}, {time.monotonic() - start:.0f} s", flush=True)
+                shown[0], shown[1] = (done, total), time.monotonic()
 
-    thread = threading.Thread(target=update, daemon=True)
+    with _every_half_second(update):
+        yield
+
+
+@contextlib.contextmanager
+def _every_half_second(show: Callable[[], None]) -> Iterator[None]:
+    """`show()` twice a second on a background thread while a block runs."""
+    stop = threading.Event()
+
+    def loop() -> None:
+        while not stop.wait(0.5):
+            show()
+
+    thread = threading.Thread(target=loop, daemon=True)
     thread.start()
     try:
         yield
