@@ -111,11 +111,23 @@ def loop(
         except ValueError as error:
             raise fail(str(error)) from None
         resolve_size(settings.size, settings.warm_start)
+        refuse_changed_rerun(settings, data_dir)
     summary = run_live(settings, data_dir, workers, dask_address, devices, minutes)
     console.print(f"champion: [bold]{summary.champion}[/] (models:/{settings.model_name}@champion)")
 
 
 loop.__doc__ += "\n\n" + settings_epilog(LOOP, set(OPTIONS))  # typer shows the rest of the docstring as help
+
+
+def refuse_changed_rerun(settings: LoopSettings, data_dir: Path | None) -> None:
+    """LoopError now, before any server starts, if the loop exists with other settings (the flow
+    checks again when it claims the loop)."""
+    from storage import layout, loops
+    from tasks.app.loop_settings import RESUMABLE, loop_record
+
+    data = layout.data_dir(data_dir)
+    loops.check_claim(data, settings.loop, loop_record(settings.resolved(loops.read_settings(data, settings.loop))),
+                      RESUMABLE)
 
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
@@ -256,6 +268,8 @@ def run(
 
     settings = main_job_settings(generations, games, sims)
     data = layout.data_dir(data_dir)
+    with user_errors():
+        refuse_changed_rerun(settings, data)
     with prefect_api():  # one Prefect API for the flow and its subflows
         def job() -> MainJobResult:  # the budget from now: the Prefect server's start is spent
             left = None if not minutes else max(0.0, minutes - (time.monotonic() - started) / 60)
