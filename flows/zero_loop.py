@@ -40,7 +40,14 @@ from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, last_genera
 from tasks.app.models import ModelRef
 from tasks.app.selfplay_settings import SelfPlaySettings
 from tasks.app.steps import Steps
-from tasks.zero import champion, initial_champion, next_resign_threshold, promote_candidate, train_candidate
+from tasks.zero import (
+    champion,
+    initial_champion,
+    loop_version,
+    next_resign_threshold,
+    promote_candidate,
+    train_candidate,
+)
 
 GATE_SPRT = SprtConfig(elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
 
@@ -111,6 +118,14 @@ def is_budget_spent(data: Path, loop: str, generation: int, minutes: float) -> b
     return spent + last_generation_minutes(records, generation) > minutes
 
 
+def train_start(settings: LoopSettings, data: Path, generation: int, champion_ref: ModelRef) -> ModelRef:
+    """The weights generation `generation`'s candidate trains from: the pinned champion, or with
+    `train_from` latest the previous generation's candidate (the champion in generation 1)."""
+    if settings.train_from != "latest" or generation == 1:
+        return champion_ref
+    return loop_version(settings, data, generation - 1) or champion_ref
+
+
 def publish_table(settings: LoopSettings, data: Path) -> None:
     """The loop's generations so far as a Prefect table artifact (one version per call)."""
     summary = loop_summary(settings, data)
@@ -129,7 +144,8 @@ def run_generation(settings: LoopSettings, data: Path, generation: int, workers:
     pinned = ModelRef(**start["champion"])
     played = step("selfplay", lambda: _selfplay(settings, data, generation, pinned, start["resign_threshold"],
                                                 workers, dask_address, inference_device))
-    trained = step("train", lambda: train_candidate(settings, generation, pinned, str(data), device))
+    trained = step("train", lambda: train_candidate(settings, generation, train_start(settings, data, generation, pinned),
+                                                    str(data), device))
     candidate = ModelRef(pinned.name, int(trained["candidate"]))
     gate = step("gate", lambda: _gate(settings, data, generation, candidate, pinned, workers, dask_address,
                                       inference_device))

@@ -22,8 +22,9 @@ from tasks.app.selfplay_settings import FORCED_NEEDS_PUCT
 
 GATES = ("sprt", "fixed", "off")
 LR_SCHEDULES = ("constant", "cosine")
+TRAIN_FROM = ("champion", "latest")
 OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
-                                     "pass_when_settled": False, "loader_workers": 0}
+                                     "pass_when_settled": False, "loader_workers": 0, "train_from": "champion"}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
 unchanged); `expert_share` is recorded with `expert` only."""
 TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "forced_playouts": False,
@@ -110,6 +111,10 @@ class LoopSettings:
     pass_when_settled: bool = False
     """Self-play may pass once the board is settled (`gocore.rules.board.is_settled`), not only after
     the opponent passed: shorter games, the same Tromp-Taylor results."""
+    train_from: str = "champion"
+    """Whose weights each candidate trains from: champion (the generation's pinned champion), or
+    latest (the previous generation's candidate, promoted or not: AlphaGo Zero's continual training,
+    so the steps of candidates that failed their gate are not thrown away)."""
     loader_workers: int = 0
     """Training batches: 0 decoded in-process (numpy symmetry); 1 raw uint8 batches with the symmetry and
     float32 on the device (for a GPU); n >= 2 decoded by n processes (TrainConfig.loader_workers). The
@@ -129,6 +134,8 @@ class LoopSettings:
                 raise ValueError(f"{name} must be true, false or unset, not {getattr(self, name)!r}")
         if self.forced_playouts and self.search == "gumbel":
             raise ValueError(FORCED_NEEDS_PUCT)
+        if self.train_from not in TRAIN_FROM:
+            raise ValueError(f"train_from must be one of {', '.join(TRAIN_FROM)}, not {self.train_from!r}")
         if not 0 < self.expert_share < 1 or self.gumbel_scale <= 0 or self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"expert_share must be in (0, 1), gumbel_scale > 0, lr_schedule one of "
                              f"{', '.join(LR_SCHEDULES)}")

@@ -3,6 +3,7 @@ what its last generation took stays within the budget (`flows.zero_loop.is_budge
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 from flows.zero_loop import is_budget_spent
@@ -41,3 +42,24 @@ def test_gozero_run_says_why_the_loop_stopped_short(tmp_path: Path):
     assert line is not None and "after generation 1 of 4" in line and "about 4.1 minutes" in line
     assert "10-minute budget" in line and "--minutes 0" in line
     assert budget_stop_line(tmp_path, LoopSettings(loop="budget", generations=1), 10.0) is None
+
+
+def test_a_candidate_trains_from_the_champion_or_from_the_previous_candidate(tmp_path: Path, monkeypatch):
+    """train_from latest: AlphaGo Zero's continual training, the steps of a candidate that failed its
+    gate are kept; champion (the default, as loops recorded before it): each candidate starts anew."""
+    import flows.zero_loop
+    from flows.zero_loop import train_start
+    from tasks.app.loop_settings import LoopSettings, loop_record
+    from tasks.app.models import ModelRef
+
+    candidates = {1: ModelRef("gozero-9x9", 4), 2: ModelRef("gozero-9x9", 5)}
+    monkeypatch.setattr(flows.zero_loop, "loop_version", lambda settings, data, generation: candidates.get(generation))
+    champion = ModelRef("gozero-9x9", 3)
+    latest = LoopSettings(train_from="latest")
+    assert train_start(latest, tmp_path, 1, champion) == champion  # generation 1: nothing before it
+    assert train_start(latest, tmp_path, 3, champion) == candidates[2]  # the failed candidate's weights
+    assert train_start(latest, tmp_path, 4, champion) == champion  # no candidate 3 registered: the champion
+    assert train_start(LoopSettings(), tmp_path, 3, champion) == champion
+    resolved = LoopSettings().resolved(None)
+    assert "train_from" not in loop_record(resolved)  # old loops' records resume unchanged
+    assert loop_record(dataclasses.replace(resolved, train_from="latest"))["train_from"] == "latest"
