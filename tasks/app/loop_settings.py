@@ -216,5 +216,5 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     return options
 
 
-RESUMABLE = frozenset({"generations", "loader_workers"})
-"""Settings a rerun of a loop may change."""
+RESUMABLE = frozenset({"generations", "loader_workers", "train_from"})
+"""Settings a rerun of a loop may change (train_from: only how the next candidates start)."""

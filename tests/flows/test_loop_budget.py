@@ -63,3 +63,6 @@ def test_a_candidate_trains_from_the_champion_or_from_the_previous_candidate(tmp
     resolved = LoopSettings().resolved(None)
     assert "train_from" not in loop_record(resolved)  # old loops' records resume unchanged
     assert loop_record(dataclasses.replace(resolved, train_from="latest"))["train_from"] == "latest"
+    from tasks.app.loop_settings import RESUMABLE
+
+    assert "train_from" in RESUMABLE  # a stalled loop may switch to continual training on a rerun
