@@ -28,9 +28,8 @@ The last line is ``feed: speedup_19x19=<new/old> sims_per_core_19x19=<new>``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 
 def parse_args() -> argparse.Namespace:
@@ -54,12 +53,12 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmarks.feed_today import todays_tree
 from gocore.nn import features, position_planes
 from gocore.nn.inference import CPU_MAX_BATCH, NetEvaluator, legal_mask
 from gocore.nn.nets import build_net, preset
 from gocore.rules.board import Position, candidate_masks, candidate_moves
-from gocore.search import gumbel
-from gocore.search.gumbel import TINY, root_search, search_factory
+from gocore.search.gumbel import root_search, search_factory
 from gocore.search.mcts import SELFPLAY, BatchedSearch, MCTSConfig
 
 ENCODER = "agz17"
@@ -125,20 +124,6 @@ def timed_search(new_search: Callable[..., BatchedSearch], clock: Clock, is_base
         return search
 
     return build
-
-
-@contextlib.contextmanager
-def todays_tree(is_baseline: bool) -> Iterator[None]:
-    """For the baseline, the tree code as it was: Gumbel's log priors computed at every step (now kept per node)."""
-    if not is_baseline:
-        yield
-        return
-    kept = gumbel.logits_of
-    gumbel.logits_of = lambda node: np.log(np.maximum(node.prior, TINY)) + node.illegal
-    try:
-        yield
-    finally:
-        gumbel.logits_of = kept
 
 
 def random_starts(size: int, games: int, rng: np.random.Generator) -> list[Position]:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gocore.rules.board import Position
+from gocore.search import tree_kernels
 from gocore.search.mcts import BatchedSearch, MCTSConfig, Node, SearchResult
 from gocore.search.rollout import PatternRollouts
 
@@ -113,9 +114,10 @@ def improved_policy(node: Node, config: GumbelConfig) -> np.ndarray:
 
 
 def select_child(node: Node, config: GumbelConfig) -> int:
-    """The paper's non-root choice: argmax of improved policy - N / (1 + sum N)."""
-    scores = improved_policy(node, config) - node.child_N / (1.0 + node.child_N.sum()) + node.illegal
-    return int(scores.argmax())
+    """The paper's non-root choice: argmax of improved policy - N / (1 + sum N), in one kernel call
+    (`tree_kernels.gumbel_choice`: the formulas above, operation for operation)."""
+    return tree_kernels.gumbel_choice(node.child_N, node.child_W, node.prior, logits_of(node), node.illegal,
+                                      float(node.value), float(config.c_visit), float(config.c_scale))
 
 
 def halving_schedule(budget: int, considered: int) -> list[tuple[int, int]]:

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gocore.rules.board import Position, candidate_masks, random_playouts
+from gocore.search import tree_kernels
 from gocore.search.rollout import PatternRollouts
 from gocore.search.targets import forced_root_move, pruned_visits
 
@@ -170,22 +171,20 @@ class Node:
 
     def expand(self, legal: np.ndarray, prior: np.ndarray) -> None:
         """Attach priors over the legal moves (renormalised there; uniform if they vanish)."""
-        prior = np.where(legal, prior, 0.0)
-        total = prior.sum()
-        self.prior = prior / total if total > 0 else legal / legal.sum()
+        kept, self.illegal = tree_kernels.expand_priors(legal, prior)  # illegal: added to scores, never wins
+        self.prior = kept if len(kept) else legal / legal.sum()
         self.child_P = self.prior
         self.child_N = np.zeros(len(prior))
         self.child_W = np.zeros(len(prior))
-        self.illegal = np.where(legal, 0.0, -np.inf)  # added to scores: illegal moves never win
         self.log_prior = None
 
     def best_move(self, c_puct: float) -> int:
         """argmax over children of Q + U (AlphaGo Zero's PUCT)."""
         # max(.., 1): on a fresh node U would be 0 everywhere and the corner would win the tie
         scale = c_puct * math.sqrt(max(self.visits - 1.0, 1.0))
-        scores = (self.child_W / np.maximum(self.child_N, 1.0)
-                  + scale * self.child_P / (1.0 + self.child_N) + self.illegal)  # (N*N+1,)
-        return int(scores.argmax())
+        # scale in P's dtype: numpy multiplies a float32 P by a Python float in float32
+        return tree_kernels.puct_choice(self.child_N, self.child_W, self.child_P, self.illegal,
+                                        self.child_P.dtype.type(scale))
 
     @property
     def q(self) -> float:

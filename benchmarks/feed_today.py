@@ -1,0 +1,70 @@
+"""The tree code of self-play's search as it was before the per-node kernels (issue #28), kept for
+`benchmarks.feed`'s baseline: its per-position path runs with these put back, so its ratio stays
+comparable to the figures measured before (1.71x Gumbel, 1.85x PUCT at 19x19).
+
+Each function is the numpy original, word for word; `todays_tree` swaps them in for a run.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+
+import numpy as np
+
+from gocore.search import gumbel, mcts
+from gocore.search.gumbel import TINY, GumbelConfig, improved_policy
+from gocore.search.mcts import Node
+
+
+def expand(self: Node, legal: np.ndarray, prior: np.ndarray) -> None:
+    """`Node.expand` in numpy."""
+    prior = np.where(legal, prior, 0.0)
+    total = prior.sum()
+    self.prior = prior / total if total > 0 else legal / legal.sum()
+    self.child_P = self.prior
+    self.child_N = np.zeros(len(prior))
+    self.child_W = np.zeros(len(prior))
+    self.illegal = np.where(legal, 0.0, -np.inf)
+    self.log_prior = None
+
+
+def best_move(self: Node, c_puct: float) -> int:
+    """`Node.best_move` in numpy: argmax over children of Q + U."""
+    scale = c_puct * math.sqrt(max(self.visits - 1.0, 1.0))
+    scores = (self.child_W / np.maximum(self.child_N, 1.0)
+              + scale * self.child_P / (1.0 + self.child_N) + self.illegal)  # (N*N+1,)
+    return int(scores.argmax())
+
+
+def select_child(node: Node, config: GumbelConfig) -> int:
+    """`gumbel.select_child` in numpy: argmax of improved policy - N / (1 + sum N)."""
+    scores = improved_policy(node, config) - node.child_N / (1.0 + node.child_N.sum()) + node.illegal
+    return int(scores.argmax())
+
+
+def logits_of(node: Node) -> np.ndarray:
+    """Gumbel's log priors computed at every step (before they were kept per node)."""
+    return np.log(np.maximum(node.prior, TINY)) + node.illegal
+
+
+TODAYS = ((mcts.Node, "expand", expand), (mcts.Node, "best_move", best_move),
+          (gumbel, "select_child", select_child), (gumbel, "logits_of", logits_of))
+"""(owner, attribute, today's version) of everything the baseline puts back."""
+
+
+@contextlib.contextmanager
+def todays_tree(is_baseline: bool) -> Iterator[None]:
+    """For the baseline, the tree code as it was (`TODAYS`); the code as it is otherwise."""
+    if not is_baseline:
+        yield
+        return
+    kept = [(owner, name, getattr(owner, name)) for owner, name, _ in TODAYS]
+    for owner, name, today in TODAYS:
+        setattr(owner, name, today)
+    try:
+        yield
+    finally:
+        for owner, name, new in kept:
+            setattr(owner, name, new)
