@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
 from gocore.search import gumbel, mcts
-from gocore.search.gumbel import TINY, GumbelConfig, improved_policy
+from gocore.search.gumbel import TINY, GumbelConfig, completed_q, improved_policy, sigma
 from gocore.search.mcts import Node
 
 
@@ -28,6 +28,17 @@ def expand(self: Node, legal: np.ndarray, prior: np.ndarray) -> None:
     self.child_W = np.zeros(len(prior))
     self.illegal = np.where(legal, 0.0, -np.inf)
     self.log_prior = None
+
+
+def expand_all(nodes: Sequence[Node], legal: np.ndarray, priors: np.ndarray) -> None:
+    """The leaves expanded one by one, as `_round` did (`expand` each)."""
+    for node, moves, prior in zip(nodes, legal, priors):
+        node.expand(moves, prior)
+
+
+def expand_leaves(leaves: Sequence[Node], candidates: np.ndarray, priors: np.ndarray) -> None:
+    """Gumbel's leaves expanded one by one, their log priors left to `logits_of`."""
+    expand_all(leaves, candidates, priors)
 
 
 def best_move(self: Node, c_puct: float) -> int:
@@ -44,13 +55,19 @@ def select_child(node: Node, config: GumbelConfig) -> int:
     return int(scores.argmax())
 
 
+def sigma_of(node: Node, config: GumbelConfig) -> np.ndarray:
+    """Gumbel's sigma of the completed Q in numpy (the root's halving, result and improved policy)."""
+    return sigma(completed_q(node), node, config)
+
+
 def logits_of(node: Node) -> np.ndarray:
     """Gumbel's log priors computed at every step (before they were kept per node)."""
     return np.log(np.maximum(node.prior, TINY)) + node.illegal
 
 
-TODAYS = ((mcts.Node, "expand", expand), (mcts.Node, "best_move", best_move),
-          (gumbel, "select_child", select_child), (gumbel, "logits_of", logits_of))
+TODAYS = ((mcts.Node, "expand", expand), (mcts, "expand_all", expand_all),
+          (gumbel.GumbelSearch, "_expand_leaves", staticmethod(expand_leaves)), (mcts.Node, "best_move", best_move),
+          (gumbel, "select_child", select_child), (gumbel, "sigma_of", sigma_of), (gumbel, "logits_of", logits_of))
 """(owner, attribute, today's version) of everything the baseline puts back."""
 
 
@@ -60,7 +77,7 @@ def todays_tree(is_baseline: bool) -> Iterator[None]:
     if not is_baseline:
         yield
         return
-    kept = [(owner, name, getattr(owner, name)) for owner, name, _ in TODAYS]
+    kept = [(owner, name, vars(owner)[name]) for owner, name, _ in TODAYS]  # a class's staticmethod as such
     for owner, name, today in TODAYS:
         setattr(owner, name, today)
     try:

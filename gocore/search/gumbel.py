@@ -46,7 +46,7 @@ import numpy as np
 
 from gocore.rules.board import Position
 from gocore.search import tree_kernels
-from gocore.search.mcts import BatchedSearch, MCTSConfig, Node, SearchResult
+from gocore.search.mcts import BatchedSearch, MCTSConfig, Node, SearchResult, expand_all
 from gocore.search.rollout import PatternRollouts
 
 if TYPE_CHECKING:
@@ -106,9 +106,17 @@ def sigma(q: np.ndarray, node: Node, config: GumbelConfig) -> np.ndarray:
     return (config.c_visit + node.child_N.max()) * config.c_scale * scaled
 
 
+def sigma_of(node: Node, config: GumbelConfig) -> np.ndarray:
+    """(N*N+1,) sigma(completed_q(node), node, config) in one kernel call (`tree_kernels.gumbel_sigma`)."""
+    out = np.empty(len(node.child_N))
+    tree_kernels.gumbel_sigma(node.child_N, node.child_W, node.prior, node.illegal, float(node.value),
+                              float(config.c_visit), float(config.c_scale), out)
+    return out
+
+
 def improved_policy(node: Node, config: GumbelConfig) -> np.ndarray:
     """(N*N+1,) softmax(logits + sigma(completed Q)): the policy target, 0 off the searched moves."""
-    scores = logits_of(node) + sigma(completed_q(node), node, config)
+    scores = logits_of(node) + sigma_of(node, config)
     weights = np.exp(scores - scores.max())
     return weights / weights.sum()
 
@@ -186,6 +194,7 @@ class GumbelSearch(BatchedSearch):
         if root.prior is not None:
             root.children.clear()
             root.child_N, root.child_W = np.zeros_like(root.child_N), np.zeros_like(root.child_W)
+            root.log_prior = None  # its own, not a row that keeps last search's batch alive
             root.visits = 1.0
 
     def _expand_roots(self, games: list[int]) -> None:
@@ -225,7 +234,7 @@ class GumbelSearch(BatchedSearch):
         if plan.phase + 1 >= len(plan.schedule):
             return False
         root = self.roots[g]
-        scores = plan.gumbel + logits_of(root) + sigma(completed_q(root), root, self.gumbel)
+        scores = plan.gumbel + logits_of(root) + sigma_of(root, self.gumbel)
         plan.survivors = sorted(plan.survivors, key=lambda m: -scores[m])[:plan.schedule[plan.phase + 1][0]]
         plan.phase += 1
         self._queue_phase(plan)
@@ -251,11 +260,22 @@ class GumbelSearch(BatchedSearch):
             return
         priors, values = self.evaluator.evaluate([leaf.position for leaf in batch])  # (B, N*N+1), (B,)
         candidates = self._candidates([leaf.position for leaf in batch])  # (B, N*N+1)
-        for leaf, prior, value, moves in zip(batch, priors, self._mix_rollouts(batch, values), candidates):
+        self._expand_leaves(batch, candidates, np.asarray(priors))
+        for leaf, value in zip(batch, self._mix_rollouts(batch, values)):
             leaf.is_pending = False
-            leaf.expand(moves, prior)
             leaf.value = float(value)
             self._backup(leaf, float(value))
+
+    @staticmethod
+    def _expand_leaves(leaves: list[Node], candidates: np.ndarray, priors: np.ndarray) -> None:
+        """`mcts.expand_all`, and the log priors every descent through a node asks (`logits_of`) for the
+        whole batch in two numpy calls: the same values row by row (elementwise). Each node keeps a
+        read-only row of the batch's log priors; a root drops its row when it moves on (`advance`)."""
+        kept, illegal, is_vanished = expand_all(leaves, candidates, priors)  # (B, N*N+1) x 2, (B,)
+        logs = np.log(np.maximum(kept, TINY)) + illegal  # (B, N*N+1)
+        logs.flags.writeable = False
+        for leaf, log_prior, vanished in zip(leaves, logs, is_vanished):
+            leaf.log_prior = None if vanished else log_prior
 
     def _descend_from(self, root: Node, move: int) -> Node:
         """Play root move `move`, then the non-root choice down to a leaf, charging virtual loss."""
@@ -275,7 +295,7 @@ class GumbelSearch(BatchedSearch):
         visits = root.child_N.round().astype(np.int64)
         plan = self.plans.get(game)
         noise = plan.gumbel if plan is not None else np.zeros(len(visits))
-        scores = noise + logits_of(root) + sigma(completed_q(root), root, self.gumbel)
+        scores = noise + logits_of(root) + sigma_of(root, self.gumbel)
         most = (visits == visits.max()) & (root.illegal == 0)
         move = int(np.where(most, scores, -np.inf).argmax())
         return SearchResult(move, improved_policy(root, self.gumbel).astype(np.float32), root.q, visits,

@@ -171,12 +171,7 @@ class Node:
 
     def expand(self, legal: np.ndarray, prior: np.ndarray) -> None:
         """Attach priors over the legal moves (renormalised there; uniform if they vanish)."""
-        kept, self.illegal = tree_kernels.expand_priors(legal, prior)  # illegal: added to scores, never wins
-        self.prior = kept if len(kept) else legal / legal.sum()
-        self.child_P = self.prior
-        self.child_N = np.zeros(len(prior))
-        self.child_W = np.zeros(len(prior))
-        self.log_prior = None
+        expand_all([self], np.asarray(legal)[None], np.asarray(prior)[None])
 
     def best_move(self, c_puct: float) -> int:
         """argmax over children of Q + U (AlphaGo Zero's PUCT)."""
@@ -194,6 +189,25 @@ class Node:
         if self.prior is None:  # a terminal or unexpanded node has no children's W
             return self.terminal_value if self.terminal_value is not None else self.value
         return float((self.value + self.child_W.sum()) / self.visits)
+
+
+def expand_all(nodes: Sequence[Node], legal: np.ndarray, priors: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """`Node.expand` of every node, node b with legal[b] and priors[b] (B, N*N+1), in one kernel call.
+    Returns the renormalised priors and the illegal rows (B, N*N+1) each node got a copy of (its own
+    arrays: a row of a batch would keep the whole batch alive as long as the node lives), and (B,)
+    whether a node's priors vanished on its legal moves (it got uniform float64 priors instead)."""
+    kept = np.empty(priors.shape, priors.dtype)
+    illegal = np.empty(priors.shape)  # added to scores: illegal moves never win
+    is_vanished = np.empty(len(nodes), np.bool_)
+    tree_kernels.expand_rows(legal, priors, kept, illegal, is_vanished)
+    moves = priors.shape[1]
+    for node, node_kept, node_illegal, vanished, node_legal in zip(nodes, kept, illegal, is_vanished, legal):
+        node.prior = node_legal / node_legal.sum() if vanished else node_kept.copy()
+        node.child_P, node.illegal = node.prior, node_illegal.copy()
+        node.child_N, node.child_W = np.zeros(moves), np.zeros(moves)
+        node.log_prior = None
+    return kept, illegal, is_vanished
 
 
 @dataclass(frozen=True)
@@ -306,9 +320,9 @@ class BatchedSearch:
         priors, values = self.evaluator.evaluate([leaf.position for _, leaf in batch])  # (B, N*N+1), (B,)
         values = self._mix_rollouts([leaf for _, leaf in batch], values)
         candidates = self._candidates([leaf.position for _, leaf in batch])  # (B, N*N+1)
-        for (g, leaf), prior, value, moves in zip(batch, priors, values, candidates):
+        expand_all([leaf for _, leaf in batch], candidates, np.asarray(priors))
+        for (g, leaf), value in zip(batch, values):
             leaf.is_pending = False
-            leaf.expand(moves, prior)
             leaf.value = float(value)
             if leaf.parent is None and g in self._noisy:
                 self._add_noise(leaf)

@@ -153,18 +153,16 @@ def gumbel_choice(child_N, child_W, prior, log_prior, illegal, value, c_visit, c
 
 
 @njit(cache=True)
-def expand_priors(legal, prior):
-    """(priors renormalised over the legal moves, in the evaluator's dtype; illegal: 0 legal, -inf
-    elsewhere) for `Node.expand`, or an empty priors array when they vanish there."""
-    count = legal.shape[0]
-    kept = np.empty(count, prior.dtype)
-    illegal = np.empty(count)
-    for m in range(count):
-        kept[m] = prior[m] if legal[m] else 0
-        illegal[m] = 0.0 if legal[m] else -np.inf
-    total = pairwise_sum(kept, 0, count)
-    if not total > 0:
-        return kept[:0], illegal
-    for m in range(count):
-        kept[m] = kept[m] / total
-    return kept, illegal
+def expand_rows(legal, priors, kept, illegal, is_vanished):
+    """For each row b (a leaf): kept[b] ← priors[b] renormalised over legal[b], in the priors' dtype;
+    illegal[b] ← 0 on legal moves, -inf elsewhere; is_vanished[b] ← no prior mass on the legal
+    moves (kept[b] then unset: `Node.expand` makes it uniform). numpy's `Node.expand`, bit for bit."""
+    for b in range(legal.shape[0]):
+        for m in range(legal.shape[1]):
+            kept[b, m] = priors[b, m] if legal[b, m] else 0
+            illegal[b, m] = 0.0 if legal[b, m] else -np.inf
+        total = pairwise_sum(kept[b], 0, legal.shape[1])
+        is_vanished[b] = not total > 0
+        if total > 0:
+            for m in range(legal.shape[1]):
+                kept[b, m] = kept[b, m] / total

@@ -10,7 +10,15 @@ import pytest
 from benchmarks import feed_today
 from gocore.rules.board import Position
 from gocore.search import tree_kernels
-from gocore.search.gumbel import GumbelConfig, completed_q, improved_policy, logits_of, select_child, sigma
+from gocore.search.gumbel import (
+    GumbelConfig,
+    GumbelSearch,
+    completed_q,
+    improved_policy,
+    logits_of,
+    select_child,
+    sigma,
+)
 from gocore.search.mcts import Node
 
 SIZES = (5, 9, 19)
@@ -115,3 +123,29 @@ def test_gumbel_choice_on_a_fresh_node_takes_the_highest_prior_first_on_ties():
     assert select_child(node, GumbelConfig()) == legal[0]
     assert np.allclose(improved_policy(node, GumbelConfig())[legal], 1 / len(legal))
     assert np.isneginf(logits_of(node)[node.illegal != 0]).all()
+
+
+def test_a_batch_expands_as_node_by_node_and_gumbels_log_priors_are_logits_of():
+    rng = np.random.default_rng(4)
+    position, moves = Position.initial(19), 362
+    legal = rng.random((9, moves)) < 0.6
+    legal[:, -1] = True
+    priors = rng.random((9, moves)).astype(np.float32)
+    priors[3, legal[3]] = 0.0  # vanished: uniform
+    batch = [Node(position, None, -1, None) for _ in range(9)]
+    GumbelSearch._expand_leaves(batch, legal, priors)
+    for node, moves_b, prior in zip(batch, legal, priors):
+        alone = Node(position, None, -1, None)
+        feed_today.expand(alone, moves_b, prior)
+        for name in ("prior", "child_P", "child_N", "child_W", "illegal"):
+            assert getattr(node, name).dtype == getattr(alone, name).dtype, name
+            assert np.array_equal(getattr(node, name), getattr(alone, name)), name
+        assert np.array_equal(logits_of(node), feed_today.logits_of(alone))
+
+
+def test_improved_policy_is_the_numpy_softmax():
+    config = GumbelConfig()
+    for node in nodes():
+        scores = feed_today.logits_of(node) + sigma(completed_q(node), node, config)
+        weights = np.exp(scores - scores.max())
+        np.testing.assert_allclose(improved_policy(node, config), weights / weights.sum(), rtol=1e-12, atol=1e-15)
