@@ -15,7 +15,7 @@ import numpy as np
 
 from gocore.search import gumbel, mcts
 from gocore.search.gumbel import TINY, GumbelConfig, completed_q, improved_policy, sigma
-from gocore.search.mcts import Node
+from gocore.search.mcts import BatchedSearch, Node
 
 
 def expand(self: Node, legal: np.ndarray, prior: np.ndarray) -> None:
@@ -39,6 +39,18 @@ def expand_all(nodes: Sequence[Node], legal: np.ndarray, priors: np.ndarray) -> 
 def expand_leaves(leaves: Sequence[Node], candidates: np.ndarray, priors: np.ndarray) -> None:
     """Gumbel's leaves expanded one by one, their log priors left to `logits_of`."""
     expand_all(leaves, candidates, priors)
+
+
+def charge(self: BatchedSearch, node: Node, move: int, loss: float) -> Node:
+    """`BatchedSearch._charge` with `Position.play`: the new leaf's board and masks left to the
+    evaluator and the search's candidates."""
+    node.child_N[move] += loss
+    node.child_W[move] -= loss
+    child = node.children.get(move)
+    if child is None:
+        child = node.children[move] = self._new_node(node.position.play(move), node, move)
+    child.visits += loss
+    return child
 
 
 def best_move(self: Node, c_puct: float) -> int:
@@ -67,6 +79,7 @@ def logits_of(node: Node) -> np.ndarray:
 
 TODAYS = ((mcts.Node, "expand", expand), (mcts, "expand_all", expand_all),
           (gumbel.GumbelSearch, "_expand_leaves", staticmethod(expand_leaves)), (mcts.Node, "best_move", best_move),
+          (mcts.BatchedSearch, "_charge", charge),
           (gumbel, "select_child", select_child), (gumbel, "sigma_of", sigma_of), (gumbel, "logits_of", logits_of))
 """(owner, attribute, today's version) of everything the baseline puts back."""
 

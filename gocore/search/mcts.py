@@ -352,7 +352,7 @@ class BatchedSearch:
         node.child_W[move] -= loss
         child = node.children.get(move)
         if child is None:
-            child = node.children[move] = self._new_node(node.position.play(move), node, move)
+            child = node.children[move] = self._new_node(node.position.play_leaf(move), node, move)
         child.visits += loss
         return child
 

@@ -141,8 +141,8 @@ def gumbel_choice(child_N, child_W, prior, log_prior, illegal, value, c_visit, c
     for m in range(count):
         scores[m] = log_prior[m] + scores[m]
         top = max(top, scores[m])
-    for m in range(count):
-        scores[m] = np.exp(scores[m] - top)
+    for m in range(count):  # exp(-inf) is 0: illegal moves (a third of a 19x19 board or more) skip it
+        scores[m] = np.exp(scores[m] - top) if illegal[m] == 0 else 0.0
     weights = pairwise_sum(scores, 0, count)
     best, best_score = 0, -np.inf
     for m in range(count):
