@@ -193,30 +193,32 @@ def _masks_of(state, n, zobrist, hashes, bloom, legal_out, eyes_out):
     for h in hashes:
         bit = np.uint64(h) & low_bits
         bloom[bit >> np.uint64(6)] |= np.uint64(1) << (bit & np.uint64(63))
-    for move in range(n * n):
-        p = to_padded(move, n)
-        if state[p] != EMPTY:
-            legal_out[move] = eyes_out[move] = False
-            continue
-        west, east, north, south = state[p - 1], state[p + 1], state[p - width], state[p + width]
-        if p != ko and (west == EMPTY or east == EMPTY or north == EMPTY or south == EMPTY):
-            # most points: a liberty, so legal (but for superko) and no eye; no opponent beside: no capture
-            is_legal, is_own_eye = True, False
-            if west != opponent and east != opponent and north != opponent and south != opponent:
-                h = board_hash ^ zobrist[color, p]
-            else:
-                h = hash_after(state, width, points, p, color, zobrist)
-        else:  # what `legal_code`, `hash_after` and `is_eye` say in general
-            is_legal = legal_code(state, width, points, p, color) == LEGAL
-            h = hash_after(state, width, points, p, color, zobrist) if is_legal else 0
-            is_own_eye = is_eye(state, width, p, color)
-        if is_legal:
-            bit = np.uint64(h) & low_bits
-            if bloom[bit >> np.uint64(6)] & (np.uint64(1) << (bit & np.uint64(63))):
-                j = np.searchsorted(hashes, h)
-                is_legal = not (j < hashes.shape[0] and hashes[j] == h)
-        legal_out[move] = is_legal
-        eyes_out[move] = is_own_eye
+    for row in range(n):  # by rows: no division a point (`to_padded`)
+        p = (row + 1) * width
+        for move in range(row * n, row * n + n):
+            p += 1
+            if state[p] != EMPTY:
+                legal_out[move] = eyes_out[move] = False
+                continue
+            west, east, north, south = state[p - 1], state[p + 1], state[p - width], state[p + width]
+            if p != ko and (west == EMPTY or east == EMPTY or north == EMPTY or south == EMPTY):
+                # most points: a liberty, so legal (but for superko) and no eye; no opponent beside: no capture
+                is_legal, is_own_eye = True, False
+                if west != opponent and east != opponent and north != opponent and south != opponent:
+                    h = board_hash ^ zobrist[color, p]
+                else:
+                    h = hash_after(state, width, points, p, color, zobrist)
+            else:  # what `legal_code`, `hash_after` and `is_eye` say in general
+                is_legal = legal_code(state, width, points, p, color) == LEGAL
+                h = hash_after(state, width, points, p, color, zobrist) if is_legal else 0
+                is_own_eye = is_eye(state, width, p, color)
+            if is_legal:
+                bit = np.uint64(h) & low_bits
+                if bloom[bit >> np.uint64(6)] & (np.uint64(1) << (bit & np.uint64(63))):
+                    j = np.searchsorted(hashes, h)
+                    is_legal = not (j < hashes.shape[0] and hashes[j] == h)
+            legal_out[move] = is_legal
+            eyes_out[move] = is_own_eye
     legal_out[n * n] = True
     eyes_out[n * n] = False
 
