@@ -96,7 +96,7 @@ class Position:
         return cls(size, komi, state, seen, (), None)
 
     def _header(self, field: int) -> int:
-        return int(self._state[5 * (self.size + 2) ** 2 + field])
+        return self._state.item(field - kernels.HEADER)  # the header ends the state
 
     @property
     def stones(self) -> np.ndarray:
@@ -151,8 +151,7 @@ class Position:
         if not 0 <= move <= size * size:
             raise IllegalMove(move, size, "off-board")
         stones, masks = np.empty((size, size), np.int8), np.empty((2, size * size + 1), np.bool_)
-        code, state, seen = batch.play_leaf(self._state, size, move, self._header(kernels.TO_PLAY_H),
-                                            zobrist_table(size), self._seen, stones, masks)
+        code, state, seen = batch.play_leaf(self._state, size, move, zobrist_table(size), self._seen, stones, masks)
         child = self._child(code, move, state, seen)
         stones.setflags(write=False)
         masks.setflags(write=False)

@@ -362,7 +362,7 @@ class BatchedSearch:
         node = leaf
         while True:
             node.visits += count - loss
-            parent = node.parent
+            parent = None if node._parent is None else node._parent()  # `parent` without its property call
             if parent is None:
                 return
             parent.child_N[node.move] += count - loss
