@@ -194,7 +194,9 @@ class GumbelSearch(BatchedSearch):
         if root.prior is not None:
             root.children.clear()
             root.child_N, root.child_W = np.zeros_like(root.child_N), np.zeros_like(root.child_W)
-            root.log_prior = None  # its own, not a row that keeps last search's batch alive
+            # its own arrays, not rows that keep the last search's batches alive (`_expand_leaves`)
+            root.prior = root.child_P = root.prior.copy()
+            root.illegal, root.log_prior = root.illegal.copy(), None
             root.visits = 1.0
 
     def _expand_roots(self, games: list[int]) -> None:
@@ -269,9 +271,10 @@ class GumbelSearch(BatchedSearch):
     @staticmethod
     def _expand_leaves(leaves: list[Node], candidates: np.ndarray, priors: np.ndarray) -> None:
         """`mcts.expand_all`, and the log priors every descent through a node asks (`logits_of`) for the
-        whole batch in two numpy calls: the same values row by row (elementwise). Each node keeps a
-        read-only row of the batch's log priors; a root drops its row when it moves on (`advance`)."""
-        kept, illegal, is_vanished = expand_all(leaves, candidates, priors)  # (B, N*N+1) x 2, (B,)
+        whole batch in two numpy calls: the same values row by row (elementwise). The nodes keep rows
+        of the batch's arrays (no copies): every node but the root dies at the next move, and the
+        root takes copies then (`advance`)."""
+        kept, illegal, is_vanished = expand_all(leaves, candidates, priors, own_rows=False)  # (B, N*N+1) x 2, (B,)
         logs = np.log(np.maximum(kept, TINY)) + illegal  # (B, N*N+1)
         logs.flags.writeable = False
         for leaf, log_prior, vanished in zip(leaves, logs, is_vanished):

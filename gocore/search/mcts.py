@@ -191,20 +191,21 @@ class Node:
         return float((self.value + self.child_W.sum()) / self.visits)
 
 
-def expand_all(nodes: Sequence[Node], legal: np.ndarray, priors: np.ndarray
+def expand_all(nodes: Sequence[Node], legal: np.ndarray, priors: np.ndarray, own_rows: bool = True
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """`Node.expand` of every node, node b with legal[b] and priors[b] (B, N*N+1), in one kernel call.
-    Returns the renormalised priors and the illegal rows (B, N*N+1) each node got a copy of (its own
-    arrays: a row of a batch would keep the whole batch alive as long as the node lives), and (B,)
-    whether a node's priors vanished on its legal moves (it got uniform float64 priors instead)."""
+    Returns the renormalised priors and the illegal rows (B, N*N+1), and (B,) whether a node's priors
+    vanished on its legal moves (it got uniform float64 priors instead). With `own_rows` each node
+    gets copies: a row of the batch would keep the whole batch alive as long as the node lives
+    (a reused subtree); without, views (`gumbel`: its nodes below the root die at the next move)."""
     kept = np.empty(priors.shape, priors.dtype)
     illegal = np.empty(priors.shape)  # added to scores: illegal moves never win
     is_vanished = np.empty(len(nodes), np.bool_)
     tree_kernels.expand_rows(legal, priors, kept, illegal, is_vanished)
     moves = priors.shape[1]
     for node, node_kept, node_illegal, vanished, node_legal in zip(nodes, kept, illegal, is_vanished, legal):
-        node.prior = node_legal / node_legal.sum() if vanished else node_kept.copy()
-        node.child_P, node.illegal = node.prior, node_illegal.copy()
+        node.prior = node_legal / node_legal.sum() if vanished else node_kept.copy() if own_rows else node_kept
+        node.child_P, node.illegal = node.prior, node_illegal.copy() if own_rows else node_illegal
         node.child_N, node.child_W = np.zeros(moves), np.zeros(moves)
         node.log_prior = None
     return kept, illegal, is_vanished
