@@ -9,13 +9,16 @@
    simulations, each game starting from a different point of a random legal game (move 0 to
    N*N/2) and searching `moves` moves as `selfplay.play_games` does. Two paths in the same run:
    today's per-position path (`features.encode_positions`, `Position.legal_moves` per leaf in
-   the evaluator and again in `board.candidate_moves` per leaf, Gumbel's log priors recomputed
-   at every step) against the batch path (`position_planes.encode_batch`, `board.legal_masks` /
-   `candidate_masks`: one kernel a batch each, the masks computed once a leaf, log priors kept
-   per node); both play the same moves from the same seed,
-   which the benchmark checks. Rates are simulations per CPU-second (= per core; the machine is
-   shared), the best of `rounds` alternating rounds of each path, with a split of the CPU time:
-   tree work, encode, masks, other (softmax, slicing).
+   the evaluator and again in `board.candidate_moves` per leaf, and the tree code as it was before
+   issue #28's kernels, `benchmarks.feed_today`: numpy per node, Gumbel's log priors recomputed at
+   every step) against the batch path (`position_planes.encode_batch`; a new leaf played with its
+   board and masks in one kernel, `Position.play_leaf`, which `board.legal_masks` /
+   `candidate_masks` then find on it; the per-node math in numba, `search.tree_kernels`, leaves
+   expanded a batch at a time); both play the same moves from the same seed, which the benchmark
+   checks. Rates are simulations per CPU-second (= per core; the machine is shared), the best of
+   `rounds` alternating rounds of each path, with a split of the CPU time: tree work, encode,
+   masks, other (softmax, slicing); on the batch path the leaves' masks are tree work (they are
+   computed as the leaf is played), what is left under masks is gathering them for the batch.
 2. The nets' own forward pass on this CPU (`tiny`, `small`; one thread, batches of
    `NetEvaluator`'s CPU slice, 64), positions per CPU-second.
 3. A projection, not a measurement: positions/s an H100 would serve (the net's FLOPs a position,
@@ -161,8 +164,9 @@ def selfplay_run(starts: list[Position], config: MCTSConfig, search: str, moves:
 
 
 def split(run: dict) -> dict[str, float]:
-    """Shares of a run's CPU time: tree work (selection, expansion, backup, moves played), encode,
-    masks (the evaluator's legal moves and the search's candidates), other (softmax, slicing)."""
+    """Shares of a run's CPU time: tree work (selection, expansion, backup, moves played; on the batch
+    path also the new leaves' masks, `Position.play_leaf`), encode, masks (the evaluator's legal
+    moves and the search's candidates), other (softmax, slicing)."""
     parts = run["parts"]
     seconds = {"tree": run["cpu"] - parts["evaluator"] - parts["candidates"], "encode": parts["encode"],
                "masks": parts["masks"] + parts["candidates"],

@@ -14,8 +14,9 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from gocore.search import gumbel, mcts
-from gocore.search.gumbel import TINY, GumbelConfig, completed_q, improved_policy, sigma
-from gocore.search.mcts import BatchedSearch, Node
+from gocore.search.gumbel import TINY, GumbelConfig, GumbelSearch, completed_q, improved_policy, sigma
+from gocore.search.mcts import BatchedSearch
+from gocore.search.tree import Node
 
 
 def expand(self: Node, legal: np.ndarray, prior: np.ndarray) -> None:
@@ -53,6 +54,16 @@ def charge(self: BatchedSearch, node: Node, move: int, loss: float) -> Node:
     return child
 
 
+def advance(self: GumbelSearch, game: int, move: int) -> None:
+    """`GumbelSearch.advance`: the new root keeps its arrays (no rows of a batch then)."""
+    BatchedSearch.advance(self, game, move)
+    root = self.roots[game]
+    if root.prior is not None:
+        root.children.clear()
+        root.child_N, root.child_W = np.zeros_like(root.child_N), np.zeros_like(root.child_W)
+        root.visits = 1.0
+
+
 def best_move(self: Node, c_puct: float) -> int:
     """`Node.best_move` in numpy: argmax over children of Q + U."""
     scale = c_puct * math.sqrt(max(self.visits - 1.0, 1.0))
@@ -77,9 +88,9 @@ def logits_of(node: Node) -> np.ndarray:
     return np.log(np.maximum(node.prior, TINY)) + node.illegal
 
 
-TODAYS = ((mcts.Node, "expand", expand), (mcts, "expand_all", expand_all),
-          (gumbel.GumbelSearch, "_expand_leaves", staticmethod(expand_leaves)), (mcts.Node, "best_move", best_move),
-          (mcts.BatchedSearch, "_charge", charge),
+TODAYS = ((Node, "expand", expand), (mcts, "expand_all", expand_all),
+          (gumbel.GumbelSearch, "_expand_leaves", staticmethod(expand_leaves)), (Node, "best_move", best_move),
+          (mcts.BatchedSearch, "_charge", charge), (gumbel.GumbelSearch, "advance", advance),
           (gumbel, "select_child", select_child), (gumbel, "sigma_of", sigma_of), (gumbel, "logits_of", logits_of))
 """(owner, attribute, today's version) of everything the baseline puts back."""
 

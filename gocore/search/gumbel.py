@@ -46,8 +46,9 @@ import numpy as np
 
 from gocore.rules.board import Position
 from gocore.search import tree_kernels
-from gocore.search.mcts import BatchedSearch, MCTSConfig, Node, SearchResult, expand_all
+from gocore.search.mcts import BatchedSearch, MCTSConfig, SearchResult
 from gocore.search.rollout import PatternRollouts
+from gocore.search.tree import Node, expand_all
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator

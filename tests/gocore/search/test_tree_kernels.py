@@ -19,7 +19,7 @@ from gocore.search.gumbel import (
     select_child,
     sigma,
 )
-from gocore.search.mcts import Node
+from gocore.search.tree import Node
 
 SIZES = (5, 9, 19)
 CASES = ("fresh", "some visited", "all visited", "virtual loss", "terminal results", "one legal", "only pass")
