@@ -8,7 +8,6 @@ move at the node; ``visits`` is 1 (the node's own evaluation) plus its children'
 
 from __future__ import annotations
 
-import math
 import weakref
 from collections.abc import Sequence
 
@@ -51,12 +50,9 @@ class Node:
         expand_all([self], np.asarray(legal)[None], np.asarray(prior)[None])
 
     def best_move(self, c_puct: float) -> int:
-        """argmax over children of Q + U (AlphaGo Zero's PUCT)."""
-        # max(.., 1): on a fresh node U would be 0 everywhere and the corner would win the tie
-        scale = c_puct * math.sqrt(max(self.visits - 1.0, 1.0))
-        # scale in P's dtype: numpy multiplies a float32 P by a Python float in float32
-        return tree_kernels.puct_choice(self.child_N, self.child_W, self.child_P, self.illegal,
-                                        self.child_P.dtype.type(scale))
+        """argmax over children of Q + U (AlphaGo Zero's PUCT), in one kernel call."""
+        return tree_kernels.puct_choice(self.child_N, self.child_W, self.child_P, self.illegal, float(c_puct),
+                                        float(self.visits))
 
     @property
     def q(self) -> float:

@@ -86,9 +86,11 @@ def pairwise_sum(values, start, count):
 
 
 @njit(cache=True)
-def puct_choice(child_N, child_W, child_P, illegal, scale):
-    """argmax of W / max(N, 1) + scale * P / (1 + N) + illegal (`Node.best_move`); `scale` in P's
-    dtype, as numpy multiplies a float32 P by a Python float."""
+def puct_choice(child_N, child_W, child_P, illegal, c_puct, visits):
+    """argmax of W / max(N, 1) + scale * P / (1 + N) + illegal, scale = c_puct * sqrt(max(visits - 1,
+    1)) (`Node.best_move`; the max: on a fresh node U would be 0 everywhere and the corner would win
+    the tie); scale * P in P's dtype, as numpy multiplies a float32 P by a Python float."""
+    scale = child_P.dtype.type(c_puct * np.sqrt(max(visits - 1.0, 1.0)))
     best, best_score = 0, -np.inf
     for m in range(child_N.shape[0]):
         score = (child_W[m] / max(child_N[m], 1.0) + (scale * child_P[m]) / (1.0 + child_N[m])) + illegal[m]

@@ -94,7 +94,8 @@ def test_expand_equals_numpys_expand_to_the_bit():
 
 def test_puct_choice_is_numpys_argmax():
     for node in nodes():
-        for c_puct in (0.0, 1.25, 5.0):
+        for c_puct, visits in ((0.0, node.visits), (1.25, node.visits), (5.0, node.visits), (1.25, 0.0), (2, 7.0)):
+            node.visits = visits
             assert node.best_move(c_puct) == feed_today.best_move(node, c_puct)
 
 
