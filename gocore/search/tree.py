@@ -76,8 +76,8 @@ def expand_all(nodes: Sequence[Node], legal: np.ndarray, priors: np.ndarray, own
     is_vanished = np.empty(len(nodes), np.bool_)
     tree_kernels.expand_rows(legal, priors, kept, illegal, is_vanished)
     moves = priors.shape[1]
-    for node, node_kept, node_illegal, vanished, node_legal in zip(nodes, kept, illegal, is_vanished, legal):
-        node.prior = node_legal / node_legal.sum() if vanished else node_kept.copy() if own_rows else node_kept
+    for b, (node, node_kept, node_illegal, vanished) in enumerate(zip(nodes, kept, illegal, is_vanished.tolist())):
+        node.prior = legal[b] / legal[b].sum() if vanished else node_kept.copy() if own_rows else node_kept
         node.child_P, node.illegal = node.prior, node_illegal.copy() if own_rows else node_illegal
         node.child_N, node.child_W = np.zeros(moves), np.zeros(moves)
         node.log_prior = None
