@@ -2,7 +2,9 @@
 `benchmarks.feed`'s baseline: its per-position path runs with these put back, so its ratio stays
 comparable to the figures measured before (1.71x Gumbel, 1.85x PUCT at 19x19).
 
-Each function is the numpy original, word for word; `todays_tree` swaps them in for a run.
+Each function is today's code: the numpy originals word for word, and where the new code calls a
+new name (`expand_all`, `sigma_of`) what today's did in its place. `todays_tree` swaps them in for a
+run. tests/gocore/search/test_tree_kernels.py pins the kernels to these same functions.
 """
 
 from __future__ import annotations

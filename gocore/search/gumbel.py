@@ -3,7 +3,9 @@
 Owns `GumbelConfig`, `GumbelSearch` (a `mcts.BatchedSearch` whose root is searched by sequential
 halving: G games still advance in lockstep, each round's leaves from every game in one evaluator
 call) and the paper's formulas as small pure functions: `completed_q`, `sigma`,
-`improved_policy`, `halving_schedule`. Start reading at `GumbelSearch.search`.
+`improved_policy`, `halving_schedule`. `completed_q` and `sigma` state them in numpy; the search
+runs them in numba (`tree_kernels.gumbel_sigma`, `gumbel_choice`: the same operations, one call a
+node). Start reading at `GumbelSearch.search`.
 
 At the root (per search, per game):
 1. sample g ~ Gumbel(0, 1) for every searched move (noise off: g = 0, as in matches), and keep
@@ -271,13 +273,13 @@ class GumbelSearch(BatchedSearch):
 
     @staticmethod
     def _expand_leaves(leaves: list[Node], candidates: np.ndarray, priors: np.ndarray) -> None:
-        """`mcts.expand_all`, and the log priors every descent through a node asks (`logits_of`) for the
+        """`tree.expand_all`, and the log priors every descent through a node asks (`logits_of`) for the
         whole batch in two numpy calls: the same values row by row (elementwise). The nodes keep rows
         of the batch's arrays (no copies): every node but the root dies at the next move, and the
         root takes copies then (`advance`)."""
         kept, illegal, is_vanished = expand_all(leaves, candidates, priors, own_rows=False)  # (B, N*N+1) x 2, (B,)
         logs = np.log(np.maximum(kept, TINY)) + illegal  # (B, N*N+1)
-        logs.flags.writeable = False
+        logs.setflags(write=False)
         for leaf, log_prior, vanished in zip(leaves, logs, is_vanished):
             leaf.log_prior = None if vanished else log_prior
 

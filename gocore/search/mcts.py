@@ -290,7 +290,7 @@ class BatchedSearch:
         node = leaf
         while True:
             node.visits += count - loss
-            parent = None if node._parent is None else node._parent()  # `parent` without its property call
+            parent = node.parent
             if parent is None:
                 return
             parent.child_N[node.move] += count - loss
