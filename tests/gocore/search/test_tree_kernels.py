@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import torch
 
 from benchmarks import feed_today
+from gocore.nn.inference import NetEvaluator
+from gocore.nn.nets import build_net, preset
 from gocore.rules.board import Position
 from gocore.search import tree_kernels
 from gocore.search.gumbel import (
@@ -16,9 +19,13 @@ from gocore.search.gumbel import (
     completed_q,
     improved_policy,
     logits_of,
+    root_search,
+    search_factory,
     select_child,
     sigma,
 )
+from gocore.search.mcts import SELFPLAY
+from gocore.search.selfplay import play_games
 from gocore.search.tree import Node
 
 SIZES = (5, 9, 19)
@@ -150,3 +157,20 @@ def test_improved_policy_is_the_numpy_softmax():
         scores = feed_today.logits_of(node) + sigma(completed_q(node), node, config)
         weights = np.exp(scores - scores.max())
         np.testing.assert_allclose(improved_policy(node, config), weights / weights.sum(), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("search", ["puct", "gumbel"])
+def test_selfplay_plays_todays_games(search):
+    """Whole self-play games with a random tiny net (uneven priors and values): the same moves and
+    visits as with today's tree code put back, improved policies equal to float precision."""
+    torch.manual_seed(5)
+    evaluator = NetEvaluator(build_net(preset("tiny", 9, 17)).eval(), device="cpu")
+    config = SELFPLAY.replace(sims=16, max_moves=30, resign_threshold=None)
+    new_search = search_factory(root_search(search))
+    games = play_games(evaluator, config, 3, size=9, seed=11, new_search=new_search)
+    with feed_today.todays_tree(True):
+        todays = play_games(evaluator, config, 3, size=9, seed=11, new_search=new_search)
+    assert [game.moves for game in games] == [game.moves for game in todays]
+    for game, today in zip(games, todays):
+        for pi, today_pi in zip(game.pis, today.pis):
+            np.testing.assert_allclose(pi, today_pi, rtol=1e-5, atol=1e-7)
