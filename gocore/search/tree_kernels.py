@@ -1,15 +1,16 @@
 """numba kernels for the per-node math of a descent: a node's children vectors (N, W, P, log P,
-illegal: `mcts.Node`) in, one move or one node's arrays out, in a single call.
+illegal: `tree.Node`) in, one move out, in a single call; and the expansion of a batch of leaves.
 
 In numpy each step of a descent was a dozen calls on ~362-element vectors at 19x19 (Gumbel's
 non-root choice about 26 µs a node, nearly all per-call overhead); here it is one call of a few
 µs. The kernels repeat numpy's arithmetic operation for operation, in the same dtypes (priors
 stay float32 where the evaluator gave float32) and with its pairwise summation (`pairwise_sum`),
-so `puct_choice` and `expand_priors` equal the numpy expressions bit for bit. `gumbel_choice`
-differs in one place: the prior-weighted Q of the visited children is a pairwise sum of products,
-where numpy's ``@`` calls BLAS (whose order depends on the CPU), so v_mix may differ in its last
-bit. tests/gocore/search/test_tree_kernels.py pins every kernel to the numpy formulas
-(`gumbel.completed_q`, `sigma`, `improved_policy`; `Node.best_move`'s PUCT) on random nodes.
+so `puct_choice` and `expand_rows` equal the numpy expressions bit for bit. Gumbel's kernels
+differ in the last bits in two places: the prior-weighted Q of the visited children is a pairwise
+sum of products where numpy's ``@`` calls BLAS (whose order depends on the CPU), and `exp` is
+libm's where numpy has its own SIMD one. tests/gocore/search/test_tree_kernels.py pins every kernel
+to the numpy formulas (`benchmarks.feed_today`, `gumbel.completed_q`, `sigma`) on random nodes,
+and whole self-play games to today's.
 """
 
 from __future__ import annotations
