@@ -9,13 +9,16 @@
    simulations, each game starting from a different point of a random legal game (move 0 to
    N*N/2) and searching `moves` moves as `selfplay.play_games` does. Two paths in the same run:
    today's per-position path (`features.encode_positions`, `Position.legal_moves` per leaf in
-   the evaluator and again in `board.candidate_moves` per leaf, Gumbel's log priors recomputed
-   at every step) against the batch path (`position_planes.encode_batch`, `board.legal_masks` /
-   `candidate_masks`: one kernel a batch each, the masks computed once a leaf, log priors kept
-   per node); both play the same moves from the same seed,
-   which the benchmark checks. Rates are simulations per CPU-second (= per core; the machine is
-   shared), the best of `rounds` alternating rounds of each path, with a split of the CPU time:
-   tree work, encode, masks, other (softmax, slicing).
+   the evaluator and again in `board.candidate_moves` per leaf, and the tree code as it was before
+   issue #28's kernels, `benchmarks.feed_today`: numpy per node, Gumbel's log priors recomputed at
+   every step) against the batch path (`position_planes.encode_batch`; a new leaf played with its
+   board and masks in one kernel, `Position.play_leaf`, which `board.legal_masks` /
+   `candidate_masks` then find on it; the per-node math in numba, `search.tree_kernels`, leaves
+   expanded a batch at a time); both play the same moves from the same seed, which the benchmark
+   checks. Rates are simulations per CPU-second (= per core; the machine is shared), the best of
+   `rounds` alternating rounds of each path, with a split of the CPU time: tree work, encode,
+   masks, other (softmax, slicing); on the batch path the leaves' masks are tree work (they are
+   computed as the leaf is played), what is left under masks is gathering them for the batch.
 2. The nets' own forward pass on this CPU (`tiny`, `small`; one thread, batches of
    `NetEvaluator`'s CPU slice, 64), positions per CPU-second.
 3. A projection, not a measurement: positions/s an H100 would serve (the net's FLOPs a position,
@@ -28,9 +31,8 @@ The last line is ``feed: speedup_19x19=<new/old> sims_per_core_19x19=<new>``.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 
 def parse_args() -> argparse.Namespace:
@@ -54,12 +56,12 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmarks.feed_today import todays_tree
 from gocore.nn import features, position_planes
 from gocore.nn.inference import CPU_MAX_BATCH, NetEvaluator, legal_mask
 from gocore.nn.nets import build_net, preset
 from gocore.rules.board import Position, candidate_masks, candidate_moves
-from gocore.search import gumbel
-from gocore.search.gumbel import TINY, root_search, search_factory
+from gocore.search.gumbel import root_search, search_factory
 from gocore.search.mcts import SELFPLAY, BatchedSearch, MCTSConfig
 
 ENCODER = "agz17"
@@ -127,20 +129,6 @@ def timed_search(new_search: Callable[..., BatchedSearch], clock: Clock, is_base
     return build
 
 
-@contextlib.contextmanager
-def todays_tree(is_baseline: bool) -> Iterator[None]:
-    """For the baseline, the tree code as it was: Gumbel's log priors computed at every step (now kept per node)."""
-    if not is_baseline:
-        yield
-        return
-    kept = gumbel.logits_of
-    gumbel.logits_of = lambda node: np.log(np.maximum(node.prior, TINY)) + node.illegal
-    try:
-        yield
-    finally:
-        gumbel.logits_of = kept
-
-
 def random_starts(size: int, games: int, rng: np.random.Generator) -> list[Position]:
     """`games` positions of random legal games (no passes unless forced), from move 0 to N*N/2."""
     starts = []
@@ -176,8 +164,9 @@ def selfplay_run(starts: list[Position], config: MCTSConfig, search: str, moves:
 
 
 def split(run: dict) -> dict[str, float]:
-    """Shares of a run's CPU time: tree work (selection, expansion, backup, moves played), encode,
-    masks (the evaluator's legal moves and the search's candidates), other (softmax, slicing)."""
+    """Shares of a run's CPU time: tree work (selection, expansion, backup, moves played; on the batch
+    path also the new leaves' masks, `Position.play_leaf`), encode, masks (the evaluator's legal
+    moves and the search's candidates), other (softmax, slicing)."""
     parts = run["parts"]
     seconds = {"tree": run["cpu"] - parts["evaluator"] - parts["candidates"], "encode": parts["encode"],
                "masks": parts["masks"] + parts["candidates"],

@@ -16,6 +16,7 @@ from gocore.rules.kernels import (
     BORDER,
     EMPTY,
     HASH_H,
+    KO_H,
     LEGAL,
     PASSES_H,
     SUPERKO,
@@ -25,6 +26,7 @@ from gocore.rules.kernels import (
     hash_after,
     legal_code,
     place,
+    play_copy,
     play_pass,
     stones_of,
     to_padded,
@@ -174,41 +176,73 @@ _BLOOM_BITS = 4096  # per position's seen hashes: ~100 of them leave ~2 % of the
 
 
 @njit(cache=True)
-def move_masks(states, n, zobrist, seen, seen_starts, out):
-    """out (B, 2, n*n+1) bool ← for each position's side to move, row 0 its legal moves (pass
-    legal; = `kernels.legal_mask`) and row 1 its own one-point eyes (pass False; = `eye_mask`).
-    states (B, 5P+8) int64 stacked flat states; position i's sorted board hashes are
-    seen[seen_starts[i]:seen_starts[i+1]]. One call for a batch instead of two per position.
+def _masks_of(state, n, zobrist, hashes, bloom, legal_out, eyes_out):
+    """legal_out (n*n+1,) ← the side to move's legal moves (pass legal; = `kernels.legal_mask`),
+    eyes_out ← its own one-point eyes (pass False; = `eye_mask`); hashes: the game's sorted board
+    hashes, bloom: scratch of _BLOOM_BITS bits.
 
     The superko lookup of every legal point was most of a 19x19 mask (22 of 26 us here): a
     Bloom filter of the game's hashes (one bit each) answers most lookups, and only a set bit
     goes on to `kernels.full_code`'s binary search, so the result is the same."""
     width = n + 2
     points = width * width
-    hdr = 5 * points
-    bloom = np.zeros(_BLOOM_BITS // 64, dtype=np.uint64)
+    color, ko, board_hash = state[5 * points + TO_PLAY_H], state[5 * points + KO_H], state[5 * points + HASH_H]
+    opponent = 3 - color
     low_bits = np.uint64(_BLOOM_BITS - 1)
-    for i in range(states.shape[0]):
-        state = states[i]
-        color = state[hdr + TO_PLAY_H]
-        hashes = seen[seen_starts[i]:seen_starts[i + 1]]
-        bloom[:] = 0
-        for h in hashes:
-            bit = np.uint64(h) & low_bits
-            bloom[bit >> np.uint64(6)] |= np.uint64(1) << (bit & np.uint64(63))
-        for move in range(n * n):
-            p = to_padded(move, n)
+    bloom[:] = 0
+    for h in hashes:
+        bit = np.uint64(h) & low_bits
+        bloom[bit >> np.uint64(6)] |= np.uint64(1) << (bit & np.uint64(63))
+    for row in range(n):  # by rows: no division a point (`to_padded`)
+        p = (row + 1) * width
+        for move in range(row * n, row * n + n):
+            p += 1
             if state[p] != EMPTY:
-                out[i, 0, move] = out[i, 1, move] = False
+                legal_out[move] = eyes_out[move] = False
                 continue
-            is_legal = legal_code(state, width, points, p, color) == LEGAL
+            west, east, north, south = state[p - 1], state[p + 1], state[p - width], state[p + width]
+            if p != ko and (west == EMPTY or east == EMPTY or north == EMPTY or south == EMPTY):
+                # most points: a liberty, so legal (but for superko) and no eye; no opponent beside: no capture
+                is_legal, is_own_eye = True, False
+                if west != opponent and east != opponent and north != opponent and south != opponent:
+                    h = board_hash ^ zobrist[color, p]
+                else:
+                    h = hash_after(state, width, points, p, color, zobrist)
+            else:  # what `legal_code`, `hash_after` and `is_eye` say in general
+                is_legal = legal_code(state, width, points, p, color) == LEGAL
+                h = hash_after(state, width, points, p, color, zobrist) if is_legal else 0
+                is_own_eye = is_eye(state, width, p, color)
             if is_legal:
-                h = hash_after(state, width, points, p, color, zobrist)
                 bit = np.uint64(h) & low_bits
                 if bloom[bit >> np.uint64(6)] & (np.uint64(1) << (bit & np.uint64(63))):
                     j = np.searchsorted(hashes, h)
                     is_legal = not (j < hashes.shape[0] and hashes[j] == h)
-            out[i, 0, move] = is_legal
-            out[i, 1, move] = is_eye(state, width, p, color)
-        out[i, 0, n * n] = True
-        out[i, 1, n * n] = False
+            legal_out[move] = is_legal
+            eyes_out[move] = is_own_eye
+    legal_out[n * n] = True
+    eyes_out[n * n] = False
+
+
+@njit(cache=True)
+def move_masks(states, n, zobrist, seen, seen_starts, out):
+    """out (B, 2, n*n+1) bool ← for each position's side to move, row 0 its legal moves and row 1
+    its own one-point eyes (`_masks_of`). states (B, 5P+8) int64 stacked flat states; position i's
+    sorted board hashes are seen[seen_starts[i]:seen_starts[i+1]]. One call for a batch instead of
+    two per position."""
+    bloom = np.empty(_BLOOM_BITS // 64, dtype=np.uint64)
+    for i in range(states.shape[0]):
+        _masks_of(states[i], n, zobrist, seen[seen_starts[i]:seen_starts[i + 1]], bloom, out[i, 0], out[i, 1])
+
+
+@njit(cache=True)
+def play_leaf(state, n, move, zobrist, seen, stones_out, masks_out):
+    """`kernels.play_copy` by the side to move, and on a legal move the new position's board into
+    stones_out (n, n) and its masks into masks_out (2, n*n+1) (`move_masks`' rows): all a search
+    asks of a new leaf, computed while its state is in the cache."""
+    color = state[5 * (n + 2) * (n + 2) + TO_PLAY_H]
+    code, new_state, new_seen = play_copy(state, n, move, color, zobrist, seen)
+    if code == LEGAL:
+        stones_of(new_state, n, stones_out)
+        bloom = np.empty(_BLOOM_BITS // 64, dtype=np.uint64)
+        _masks_of(new_state, n, zobrist, new_seen, bloom, masks_out[0], masks_out[1])
+    return code, new_state, new_seen

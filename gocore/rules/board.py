@@ -66,7 +66,7 @@ class Position:
         self.last_move = last_move
         self._stones: np.ndarray | None = None
         self._masks: np.ndarray | None = None  # (2, N*N+1) legal moves, own eyes: set by `legal_masks`
-        state.flags.writeable = False
+        state.setflags(write=False)  # ~0.3 us less than flags.writeable = False, on every node of a search
 
     @classmethod
     def initial(cls, size: int = 9, komi: float = 7.5) -> Position:
@@ -96,7 +96,7 @@ class Position:
         return cls(size, komi, state, seen, (), None)
 
     def _header(self, field: int) -> int:
-        return int(self._state[5 * (self.size + 2) ** 2 + field])
+        return self._state.item(field - kernels.HEADER)  # the header ends the state
 
     @property
     def stones(self) -> np.ndarray:
@@ -141,10 +141,29 @@ class Position:
             raise IllegalMove(move, size, "off-board")
         mover = self.to_play if color is None else color
         code, state, seen = kernels.play_copy(self._state, size, move, _code(mover), zobrist_table(size), self._seen)
+        return self._child(code, move, state, seen)
+
+    def play_leaf(self, move: int) -> Position:
+        """`play(move)` by the side to move, with the new position's `stones` and its legal masks
+        (`legal_masks`, `candidate_masks`) computed in the same kernel call (`batch.play_leaf`): a
+        search's new leaf, which its evaluator encodes and masks next."""
+        size = self.size
+        if not 0 <= move <= size * size:
+            raise IllegalMove(move, size, "off-board")
+        stones, masks = np.empty((size, size), np.int8), np.empty((2, size * size + 1), np.bool_)
+        code, state, seen = batch.play_leaf(self._state, size, move, zobrist_table(size), self._seen, stones, masks)
+        child = self._child(code, move, state, seen)
+        stones.setflags(write=False)
+        masks.setflags(write=False)
+        child._stones, child._masks = stones, masks
+        return child
+
+    def _child(self, code: int, move: int, state: np.ndarray, seen: np.ndarray) -> Position:
+        """The position `play_copy` made, or IllegalMove with its reason."""
         if code != kernels.LEGAL:
-            raise IllegalMove(move, size, kernels.REASONS[code])
+            raise IllegalMove(move, self.size, kernels.REASONS[code])
         history = (self.stones,) + self.history[: HISTORY_LENGTH - 1]
-        return Position(size, self.komi, state, seen, history, move)
+        return Position(self.size, self.komi, state, seen, history, move)
 
     def is_legal(self, move: int, color: int | None = None) -> bool:
         """True if `move` may be played now by `color` (default: the side to move)."""

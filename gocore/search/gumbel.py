@@ -3,7 +3,9 @@
 Owns `GumbelConfig`, `GumbelSearch` (a `mcts.BatchedSearch` whose root is searched by sequential
 halving: G games still advance in lockstep, each round's leaves from every game in one evaluator
 call) and the paper's formulas as small pure functions: `completed_q`, `sigma`,
-`improved_policy`, `halving_schedule`. Start reading at `GumbelSearch.search`.
+`improved_policy`, `halving_schedule`. `completed_q` and `sigma` state them in numpy; the search
+runs them in numba (`tree_kernels.gumbel_sigma`, `gumbel_choice`: the same operations, one call a
+node). Start reading at `GumbelSearch.search`.
 
 At the root (per search, per game):
 1. sample g ~ Gumbel(0, 1) for every searched move (noise off: g = 0, as in matches), and keep
@@ -45,8 +47,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gocore.rules.board import Position
-from gocore.search.mcts import BatchedSearch, MCTSConfig, Node, SearchResult
+from gocore.search import tree_kernels
+from gocore.search.mcts import BatchedSearch, MCTSConfig, SearchResult
 from gocore.search.rollout import PatternRollouts
+from gocore.search.tree import Node, expand_all
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -105,17 +109,26 @@ def sigma(q: np.ndarray, node: Node, config: GumbelConfig) -> np.ndarray:
     return (config.c_visit + node.child_N.max()) * config.c_scale * scaled
 
 
+def sigma_of(node: Node, config: GumbelConfig) -> np.ndarray:
+    """(N*N+1,) sigma(completed_q(node), node, config) in one kernel call (`tree_kernels.gumbel_sigma`)."""
+    out = np.empty(len(node.child_N))
+    tree_kernels.gumbel_sigma(node.child_N, node.child_W, node.prior, node.illegal, float(node.value),
+                              float(config.c_visit), float(config.c_scale), out)
+    return out
+
+
 def improved_policy(node: Node, config: GumbelConfig) -> np.ndarray:
     """(N*N+1,) softmax(logits + sigma(completed Q)): the policy target, 0 off the searched moves."""
-    scores = logits_of(node) + sigma(completed_q(node), node, config)
+    scores = logits_of(node) + sigma_of(node, config)
     weights = np.exp(scores - scores.max())
     return weights / weights.sum()
 
 
 def select_child(node: Node, config: GumbelConfig) -> int:
-    """The paper's non-root choice: argmax of improved policy - N / (1 + sum N)."""
-    scores = improved_policy(node, config) - node.child_N / (1.0 + node.child_N.sum()) + node.illegal
-    return int(scores.argmax())
+    """The paper's non-root choice: argmax of improved policy - N / (1 + sum N), in one kernel call
+    (`tree_kernels.gumbel_choice`: the formulas above, operation for operation)."""
+    return tree_kernels.gumbel_choice(node.child_N, node.child_W, node.prior, logits_of(node), node.illegal,
+                                      float(node.value), float(config.c_visit), float(config.c_scale))
 
 
 def halving_schedule(budget: int, considered: int) -> list[tuple[int, int]]:
@@ -184,6 +197,9 @@ class GumbelSearch(BatchedSearch):
         if root.prior is not None:
             root.children.clear()
             root.child_N, root.child_W = np.zeros_like(root.child_N), np.zeros_like(root.child_W)
+            # its own arrays, not rows that keep the last search's batches alive (`_expand_leaves`)
+            root.prior = root.child_P = root.prior.copy()
+            root.illegal, root.log_prior = root.illegal.copy(), None
             root.visits = 1.0
 
     def _expand_roots(self, games: list[int]) -> None:
@@ -223,7 +239,7 @@ class GumbelSearch(BatchedSearch):
         if plan.phase + 1 >= len(plan.schedule):
             return False
         root = self.roots[g]
-        scores = plan.gumbel + logits_of(root) + sigma(completed_q(root), root, self.gumbel)
+        scores = plan.gumbel + logits_of(root) + sigma_of(root, self.gumbel)
         plan.survivors = sorted(plan.survivors, key=lambda m: -scores[m])[:plan.schedule[plan.phase + 1][0]]
         plan.phase += 1
         self._queue_phase(plan)
@@ -249,11 +265,23 @@ class GumbelSearch(BatchedSearch):
             return
         priors, values = self.evaluator.evaluate([leaf.position for leaf in batch])  # (B, N*N+1), (B,)
         candidates = self._candidates([leaf.position for leaf in batch])  # (B, N*N+1)
-        for leaf, prior, value, moves in zip(batch, priors, self._mix_rollouts(batch, values), candidates):
+        self._expand_leaves(batch, candidates, np.asarray(priors))
+        for leaf, value in zip(batch, self._mix_rollouts(batch, values)):
             leaf.is_pending = False
-            leaf.expand(moves, prior)
             leaf.value = float(value)
             self._backup(leaf, float(value))
+
+    @staticmethod
+    def _expand_leaves(leaves: list[Node], candidates: np.ndarray, priors: np.ndarray) -> None:
+        """`tree.expand_all`, and the log priors every descent through a node asks (`logits_of`) for the
+        whole batch in two numpy calls: the same values row by row (elementwise). The nodes keep rows
+        of the batch's arrays (no copies): every node but the root dies at the next move, and the
+        root takes copies then (`advance`)."""
+        kept, illegal, is_vanished = expand_all(leaves, candidates, priors, own_rows=False)  # (B, N*N+1) x 2, (B,)
+        logs = np.log(np.maximum(kept, TINY)) + illegal  # (B, N*N+1)
+        logs.setflags(write=False)
+        for leaf, log_prior, vanished in zip(leaves, logs, is_vanished):
+            leaf.log_prior = None if vanished else log_prior
 
     def _descend_from(self, root: Node, move: int) -> Node:
         """Play root move `move`, then the non-root choice down to a leaf, charging virtual loss."""
@@ -273,7 +301,7 @@ class GumbelSearch(BatchedSearch):
         visits = root.child_N.round().astype(np.int64)
         plan = self.plans.get(game)
         noise = plan.gumbel if plan is not None else np.zeros(len(visits))
-        scores = noise + logits_of(root) + sigma(completed_q(root), root, self.gumbel)
+        scores = noise + logits_of(root) + sigma_of(root, self.gumbel)
         most = (visits == visits.max()) & (root.illegal == 0)
         move = int(np.where(most, scores, -np.inf).argmax())
         return SearchResult(move, improved_policy(root, self.gumbel).astype(np.float32), root.q, visits,

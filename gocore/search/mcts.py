@@ -1,10 +1,9 @@
 """Monte Carlo tree search guided by networks: AlphaGo Zero's PUCT and AlphaGo 2016's mixed leaf value.
 
-Owns `MCTSConfig` and its presets, the search tree (`Node`: its children's N, W, P are numpy
-vectors, so the PUCT score is one expression, as in minigo), `BatchedSearch` (G games searched in
-lockstep: each round's leaves from every game go to the evaluator as one batch), move choice with
-a temperature and the resign rule (`selfplay.SearchedGame` records a game played by search).
-Start reading at `BatchedSearch.search`.
+Owns `MCTSConfig` and its presets, `BatchedSearch` (G games searched in lockstep over trees of
+`tree.Node`, whose children's N, W, P are numpy vectors, as in minigo: each round's leaves from
+every game go to the evaluator as one batch), move choice with a temperature and the resign rule
+(`selfplay.SearchedGame` records a game played by search). Start reading at `BatchedSearch.search`.
 
 Perspective: ``child_W[m]`` sums values from the view of the player to move at the node, who is
 the one choosing m, so PUCT maximises ``Q + U`` at every level. A leaf value is from the leaf's
@@ -25,9 +24,7 @@ Reaches networks only through `gocore.nn.inference.Evaluator`; imports neither t
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
-import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -37,6 +34,7 @@ import numpy as np
 from gocore.rules.board import Position, candidate_masks, random_playouts
 from gocore.search.rollout import PatternRollouts
 from gocore.search.targets import forced_root_move, pruned_visits
+from gocore.search.tree import Node, expand_all
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -138,63 +136,6 @@ MATCH = MCTSConfig(temperature_moves=0, resign_threshold=-0.9, leaves_per_game=1
 ALPHAGO = MCTSConfig(c_puct=5.0, temperature_moves=0, rollout_lambda=0.5, leaves_per_game=1)
 FAST = MCTSConfig(sims=64, temperature_moves=0)  # tests and quick CPU games
 PRESETS: dict[str, MCTSConfig] = {"selfplay": SELFPLAY, "match": MATCH, "alphago": ALPHAGO, "fast": FAST}
-
-
-class Node:
-    """A position in the tree with its children's statistics; the root has no parent."""
-
-    __slots__ = ("child_N", "child_P", "child_W", "children", "illegal", "is_pending", "log_prior", "move", "_parent",
-                 "position", "prior", "terminal_value", "value", "visits", "__weakref__")
-
-    def __init__(self, position: Position, parent: Node | None, move: int, terminal_value: float | None):
-        self.position, self.parent, self.move = position, parent, move  # parent: a weak reference
-        self.children: dict[int, Node] = {}
-        self.visits = 0.0  # own evaluation + children's N (+ virtual losses in flight)
-        self.value = 0.0  # this node's leaf evaluation, side to move's view
-        self.terminal_value = terminal_value  # +1/-1/0 for the side to move if the game is over here
-        self.is_pending = False  # waiting in this round's batch
-        self.prior: np.ndarray | None = None  # (N*N+1,) network priors; None = not expanded
-        self.child_P = self.child_N = self.child_W = self.illegal = None  # (N*N+1,) each
-        self.log_prior: np.ndarray | None = None  # log P + illegal, kept by `gumbel.logits_of` once asked
-
-    @property
-    def parent(self) -> Node | None:
-        """The node this one was reached from; None at the root. Held weakly: a tree has no cycles, so
-        an old tree is freed by reference counting when the root moves on, not left to the full GC
-        (rare beside torch's and Prefect's long-lived objects: workers kept 100s of MB of dead trees)."""
-        return None if self._parent is None else self._parent()
-
-    @parent.setter
-    def parent(self, node: Node | None) -> None:
-        self._parent = None if node is None else weakref.ref(node)
-
-    def expand(self, legal: np.ndarray, prior: np.ndarray) -> None:
-        """Attach priors over the legal moves (renormalised there; uniform if they vanish)."""
-        prior = np.where(legal, prior, 0.0)
-        total = prior.sum()
-        self.prior = prior / total if total > 0 else legal / legal.sum()
-        self.child_P = self.prior
-        self.child_N = np.zeros(len(prior))
-        self.child_W = np.zeros(len(prior))
-        self.illegal = np.where(legal, 0.0, -np.inf)  # added to scores: illegal moves never win
-        self.log_prior = None
-
-    def best_move(self, c_puct: float) -> int:
-        """argmax over children of Q + U (AlphaGo Zero's PUCT)."""
-        # max(.., 1): on a fresh node U would be 0 everywhere and the corner would win the tie
-        scale = c_puct * math.sqrt(max(self.visits - 1.0, 1.0))
-        scores = (self.child_W / np.maximum(self.child_N, 1.0)
-                  + scale * self.child_P / (1.0 + self.child_N) + self.illegal)  # (N*N+1,)
-        return int(scores.argmax())
-
-    @property
-    def q(self) -> float:
-        """Mean of the values backed up through this node, side to move's view."""
-        if self.visits == 0:
-            return 0.0
-        if self.prior is None:  # a terminal or unexpanded node has no children's W
-            return self.terminal_value if self.terminal_value is not None else self.value
-        return float((self.value + self.child_W.sum()) / self.visits)
 
 
 @dataclass(frozen=True)
@@ -307,9 +248,9 @@ class BatchedSearch:
         priors, values = self.evaluator.evaluate([leaf.position for _, leaf in batch])  # (B, N*N+1), (B,)
         values = self._mix_rollouts([leaf for _, leaf in batch], values)
         candidates = self._candidates([leaf.position for _, leaf in batch])  # (B, N*N+1)
-        for (g, leaf), prior, value, moves in zip(batch, priors, values, candidates):
+        expand_all([leaf for _, leaf in batch], candidates, np.asarray(priors))
+        for (g, leaf), value in zip(batch, values):
             leaf.is_pending = False
-            leaf.expand(moves, prior)
             leaf.value = float(value)
             if leaf.parent is None and g in self._noisy:
                 self._add_noise(leaf)
@@ -339,7 +280,7 @@ class BatchedSearch:
         node.child_W[move] -= loss
         child = node.children.get(move)
         if child is None:
-            child = node.children[move] = self._new_node(node.position.play(move), node, move)
+            child = node.children[move] = self._new_node(node.position.play_leaf(move), node, move)
         child.visits += loss
         return child
 

@@ -12,7 +12,7 @@ import pytest
 
 from gocore.nn import features, position_planes
 from gocore.nn.inference import UniformEvaluator
-from gocore.rules.board import Position, candidate_masks, candidate_moves, legal_masks
+from gocore.rules.board import IllegalMove, Position, candidate_masks, candidate_moves, legal_masks
 from gocore.search.gumbel import GumbelConfig, GumbelSearch, search_factory
 from gocore.search.mcts import SELFPLAY, BatchedSearch
 from gocore.search.selfplay import play_games
@@ -144,3 +144,25 @@ def test_superko_refusals_are_illegal_in_the_batch_mask() -> None:
     masks = legal_masks([both_passed])[0], legal_masks([cycle])[0]
     assert not masks[0][6] and not masks[1][15]
     np.testing.assert_array_equal(masks[1], cycle.legal_moves())
+    leaf = position_from_ascii(KO_SHAPE).play(TAKES_KO).play(25).play_leaf(25)  # both passed, masks kept
+    assert not leaf.is_legal(6) and not legal_masks([leaf])[0][6]
+
+
+def test_play_leaf_is_play_with_the_leafs_board_and_masks(positions: list[Position]) -> None:
+    size = positions[0].size
+    for position in positions[:40]:
+        for move in np.flatnonzero(position.legal_moves()):
+            leaf, child = position.play_leaf(int(move)), position.play(int(move))
+            assert leaf == child and leaf.last_move == child.last_move == move
+            assert len(leaf.history) == len(child.history)
+            assert all(np.array_equal(a, b) for a, b in zip(leaf.history, child.history))
+            np.testing.assert_array_equal(leaf._seen, child._seen)
+            np.testing.assert_array_equal(leaf.stones, child.stones)
+            np.testing.assert_array_equal(legal_masks([leaf])[0], child.legal_moves())
+            np.testing.assert_array_equal(candidate_masks([leaf])[0], candidate_moves(child))
+        occupied = np.flatnonzero(position.stones.reshape(-1))
+        for move in occupied[:1]:
+            with pytest.raises(IllegalMove, match="occupied"):
+                position.play_leaf(int(move))
+    with pytest.raises(IllegalMove, match="off-board"):
+        positions[0].play_leaf(size * size + 1)
