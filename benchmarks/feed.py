@@ -10,7 +10,7 @@
    N*N/2) and searching `moves` moves as `selfplay.play_games` does. Two paths in the same run:
    today's per-position path (`features.encode_positions`, `Position.legal_moves` per leaf in
    the evaluator and again in `board.candidate_moves` per leaf, and the tree code as it was before
-   issue #28's kernels, `benchmarks.feed_today`: numpy per node, Gumbel's log priors recomputed at
+   issue #28's kernels, `benchmarks.baselines.feed_today`: numpy per node, Gumbel's log priors recomputed at
    every step) against the batch path (`position_planes.encode_batch`; a new leaf played with its
    board and masks in one kernel, `Position.play_leaf`, which `board.legal_masks` /
    `candidate_masks` then find on it; the per-node math in numba, `search.tree_kernels`, leaves
@@ -56,7 +56,7 @@ import numpy as np
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchmarks.feed_today import todays_tree
+from benchmarks.baselines.feed_today import todays_tree
 from gocore.nn import features, position_planes
 from gocore.nn.inference import CPU_MAX_BATCH, NetEvaluator, legal_mask
 from gocore.nn.nets import build_net, preset

@@ -9,7 +9,7 @@ so `puct_choice` and `expand_rows` equal the numpy expressions bit for bit. Gumb
 differ in the last bits in two places: the prior-weighted Q of the visited children is a pairwise
 sum of products where numpy's ``@`` calls BLAS (whose order depends on the CPU), and `exp` is
 libm's where numpy has its own SIMD one. tests/gocore/search/test_tree_kernels.py pins every kernel
-to the numpy formulas (`benchmarks.feed_today`, `gumbel.completed_q`, `sigma`) on random nodes,
+to the numpy formulas (`benchmarks.baselines.feed_today`, `gumbel.completed_q`, `sigma`) on random nodes,
 and whole self-play games to today's.
 """
 

@@ -1,4 +1,4 @@
-"""The tree kernels against the numpy formulas they replace (`benchmarks.feed_today`, `gumbel`'s
+"""The tree kernels against the numpy formulas they replace (`benchmarks.baselines.feed_today`, `gumbel`'s
 completed_q, sigma, improved_policy), on random nodes: unvisited and visited children, virtual
 losses in flight, illegal moves, one legal move, terminal results, float32 and float64 priors."""
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks import feed_today
+from benchmarks.baselines import feed_today
 from gocore.nn.inference import NetEvaluator
 from gocore.nn.nets import build_net, preset
 from gocore.rules.board import Position
