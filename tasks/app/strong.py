@@ -19,7 +19,7 @@ from gocore.nn.training import TrainConfig
 from storage.gnugo_source import parse_gnugo_source
 from tasks.app.loop_settings import LoopSettings
 
-RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games"})
+RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "train_from"})
 """Settings a rerun may change: a recipe can be continued later with a larger budget."""
 MEASURING_STEPS = frozenset({"anchors", "ladder"})
 """Steps that only measure strength: not counted in the budget (reported beside it)."""
@@ -71,6 +71,10 @@ class StrongSettings:
     """Gumbel sigma's c_scale in self-play (mctx's default)."""
     pass_when_settled: bool = True
     """Self-play may pass once the board is settled, as the GNU Go games it imitates do."""
+    train_from: str = "latest"
+    """Each candidate trains from the previous one (LoopSettings.train_from): restarted from the
+    champion, generations 2 and 3 failed their gates (48, 52 of 100); continual, the next candidate
+    won 60 of 100 and then 65 of 100 against the supervised net (docs/results, 2026-11-28)."""
     anchors: tuple[str, ...] = ("gnugo-1",)
     """Opponents every new champion (the supervised net first) plays, to rate it on the ladder."""
     anchor_games: int = 40
@@ -116,7 +120,7 @@ class StrongSettings:
                             seed=self.seed, aux_heads=True, playout_cap=False, forced_playouts=False,
                             search="gumbel", gumbel_scale=self.gumbel_scale, warm_start=warm_start,
                             encoder=self.encoder, expert=self.dataset, expert_share=self.expert_share,
-                            pass_when_settled=self.pass_when_settled)
+                            pass_when_settled=self.pass_when_settled, train_from=self.train_from)
 
     def record(self) -> dict[str, Any]:
         """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled only
