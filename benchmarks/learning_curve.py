@@ -126,6 +126,7 @@ def main() -> None:
     from flows.runtime import prefect_api, task_runner
     from flows.zero_loop import zero_loop
     from storage import loops
+    from tasks.app.ladder_settings import LadderSettings
     from tasks.app.loop_presets import main_job_settings
     from tasks.ladder import ladder_rows
 
@@ -141,8 +142,8 @@ def main() -> None:
         for generation in rated_generations(sorted(champions), max(1, args.every)):
             version = champions[generation]
             if version not in rated:  # a rerun on the same data dir plays no more
-                rate(settings.size, str(data), games_per_opponent=args.rating_games, opponents=2,
-                     sims=args.sims, player=f"models:/{version}")
+                rate(LadderSettings(size=settings.size, games_per_opponent=args.rating_games, opponents=2,
+                                    sims=args.sims), f"models:/{version}", str(data))
         rows = curve_rows(data, args.loop, settings.size, cores, champions)
         played = loops.read_settings(data, args.loop) or {}  # what the loop was: its loop.json
         png = plot({args.loop: rows}, args.png, f"{args.loop}: Elo vs CPU minutes ({cores} cores)")

@@ -111,8 +111,9 @@ def rate(planned: list[Planned], size: int, komi: float, sims: int, data: str, a
 
     from flows.ladder import play_matches
     from flows.runtime import StoppingProcessPool
+    from tasks.app.ladder_settings import LadderSettings
     from tasks.app.players import ladder_spec
-    from tasks.ladder import LadderSettings, enter_ladder
+    from tasks.ladder import enter_ladder
 
     @flow(name="strength-matches", log_prints=True, task_runner=StoppingProcessPool())
     def strength_matches() -> None:

@@ -8,7 +8,8 @@
 Unlike `ladder`, which picks the most informative opponents, this always measures the champion
 against the same fixed players, so its rank against GNU Go is comparable from week to week. The
 matches are the ladder's (``ladder-<N>x<N>-<champion>-vs-<opponent>``): a champion already
-evaluated plays nothing again, and the ladder counts these games as its own.
+evaluated plays nothing again, and the ladder counts these games as its own. The flow takes
+`ChampionSettings` whole (tasks.app.ladder_settings: the Prefect form shows each field's doc).
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ from flows.ladder import ladder_cells, play_matches
 from flows.runtime import StoppingProcessPool, artifact_key
 from gocore.errors import GozeroError
 from storage import layout
+from tasks.app.ladder_settings import ChampionSettings
 from tasks.app.players import has_gnugo, parse_player
 from tasks.ladder import (
     ANCHOR,
-    DEFAULT_ANCHORS,
     Ladder,
-    LadderSettings,
     champion,
     enter_ladder,
     fit_ratings,
@@ -42,32 +42,28 @@ class NoChampionError(GozeroError):
 
 
 @flow(name="evaluate-champion", log_prints=True, task_runner=StoppingProcessPool())
-def evaluate_champion(size: int = 9, gnugo_levels: Sequence[int] = (1, 5, 10), anchors: Sequence[str] = DEFAULT_ANCHORS,
-                      games_per_opponent: int = 20, sims: int = 100, komi: float = 7.5, model: str | None = None,
+def evaluate_champion(settings: ChampionSettings = ChampionSettings(), model: str | None = None,
                       data_dir: str | None = None, games_per_task: int = 2) -> Ladder:
     """Play the champion against random, the anchors and GNU Go levels; refit and publish the ladder.
 
     Args:
-        size: Board size N: the champion of gozero-<N>x<N>.
-        gnugo_levels: GNU Go levels to play (left out, with a message, when GNU Go is not installed).
-        anchors: The ladder's anchors to play besides random.
-        games_per_opponent: Games against each opponent (colours alternate).
-        sims: Simulations per move of the champion's search and of a bare uct.
-        komi: Komi of every game.
+        settings: Whom the champion meets and how (board, GNU Go levels, anchors, games, budget).
         model: Evaluate this model spec instead of the champion (e.g. models:/gozero-9x9/3).
         data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) with the registry and ratings.
         games_per_task: Games per mapped task.
     """
     data = str(layout.data_dir(data_dir))
+    size = settings.size
     player = model or champion(size, Path(data))
     if player is None:
         raise NoChampionError(f"gozero-{size}x{size} has no champion in {data} yet: run the zero loop first")
-    settings = LadderSettings(size, games_per_opponent, 0, sims, komi, tuple(anchors))
-    entrant = enter_ladder(player, settings, Path(data))
-    opponents = [enter_ladder(spec, settings, Path(data)) for spec in yardsticks(gnugo_levels, anchors)]
+    ladder_settings = settings.ladder()
+    entrant = enter_ladder(player, ladder_settings, Path(data))
+    opponents = [enter_ladder(spec, ladder_settings, Path(data))
+                 for spec in yardsticks(settings.gnugo_levels, settings.anchors)]
     print(f"evaluating {entrant.name} against {', '.join(o.name for o in opponents)}")
-    played = play_matches(entrant, opponents, settings, data, games_per_task)
-    result = publish_ladder(data, settings, fit_ratings(data, size), tuple(played))
+    played = play_matches(entrant, opponents, ladder_settings, data, games_per_task)
+    result = publish_ladder(data, ladder_settings, fit_ratings(data, size), tuple(played))
     label = strength(entrant.name, result.rows, size)
     print(f"{entrant.name}: {label.text if label else 'not on the ladder'}")
     create_table_artifact([ladder_cells(row) for row in result.rows], key=artifact_key("champion", f"{size}x{size}"),

@@ -8,8 +8,10 @@
     table artifact                                   # the ladder, best first
 
 Matches are played with the evaluate flow's tasks (plan_match, play_games, finalize_match); the
-chunks of every match of a step are mapped at once. The AlphaGo Zero loop calls `ladder` after
-each promotion; `run_ladder` runs it from a shell with its own Prefect API and task runner.
+chunks of every match of a step are mapped at once. The flow takes `LadderSettings` whole (how the
+games are played: the Prefect form shows each field's doc) beside whom to rate and where. The
+AlphaGo Zero loop calls `ladder` after each promotion; `run_ladder` runs it from a shell with its
+own Prefect API and task runner.
 """
 
 from __future__ import annotations
@@ -22,13 +24,12 @@ from prefect.artifacts import create_table_artifact
 
 from flows.runtime import StoppingProcessPool, artifact_key, prefect_api, results_as_completed, task_runner
 from storage import layout
+from tasks.app.ladder_settings import LadderSettings
 from tasks.evaluate import finalize_match, plan_match, play_games
 from tasks.ladder import (
-    DEFAULT_ANCHORS,
     Ladder,
     LadderPlayer,
     LadderRow,
-    LadderSettings,
     champion,
     fit_ratings,
     ladder_match,
@@ -38,29 +39,23 @@ from tasks.ladder import (
 
 
 @flow(name="ladder", log_prints=True, task_runner=StoppingProcessPool())
-def ladder(size: int = 9, data_dir: str | None = None, games_per_opponent: int = 10, opponents: int = 3,
-           sims: int = 100, anchors: Sequence[str] = DEFAULT_ANCHORS, player: str | None = None,
-           komi: float = 7.5, games_per_task: int = 2, play: bool = True, device: str = "cpu") -> Ladder:
-    """Rate `player` (default: the champion) with `games_per_opponent` games against each of its
-    `opponents` most informative opponents (none if not `play`), refit and publish the ladder.
+def ladder(settings: LadderSettings = LadderSettings(), player: str | None = None, data_dir: str | None = None,
+           games_per_task: int = 2, play: bool = True) -> Ladder:
+    """Rate `player` (default: the champion) with `settings.games_per_opponent` games against each of
+    its `settings.opponents` most informative opponents (none if not `play`), refit and publish the ladder.
 
     Args:
-        size: Board size N: the ladder of gozero-<N>x<N>.
-        data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) with the ratings table and registry.
-        games_per_opponent: Games of each ladder match (colours alternate).
-        opponents: Opponents the player meets (a rerun counts the ones it met).
-        sims: Simulations per move of network players and a bare uct.
-        anchors: Fixed players besides random (GNU Go ones are skipped when it is not installed).
+        settings: How ladder games are played and whom the player meets (board, games, budget,
+            anchors); its board size, if not given, is the one the player's name says, else 9.
         player: The player spec to rate (models:/NAME/VERSION, uct-N, gnugo-L, ...); default: the
             champion of gozero-<N>x<N>.
-        komi: Komi of ladder games.
+        data_dir: The data dir (default: $GOZERO_DATA, else ./gozero-data) with the ratings table and registry.
         games_per_task: Games per mapped task.
         play: Play the player's matches; off: only refit and publish the ladder.
-        device: Where nets run in the workers (auto, cpu, cuda, cuda:<i>, mps); cpu by default, as
-            each worker process would hold its own CUDA context.
     """
     data = str(layout.data_dir(data_dir))
-    settings = LadderSettings(size, games_per_opponent, opponents, sims, komi, tuple(anchors), device=device)
+    settings = settings.sized_for(player)
+    size = settings.size
     rated = fit_ratings(data, size)
     player = (player or champion(size, Path(data))) if play else None
     played: list[str] = []
@@ -105,9 +100,9 @@ def ladder_cells(row: LadderRow) -> dict[str, str]:
             "score": f"{row.score / row.games:.0%}" if row.games else "-"}
 
 
-def run_ladder(size: int = 9, data_dir: str | None = None, workers: int | None = None,
-               dask_address: str | None = None, **options) -> Ladder:
+def run_ladder(settings: LadderSettings, player: str | None = None, data_dir: str | None = None,
+               workers: int | None = None, dask_address: str | None = None) -> Ladder:
     """Run the flow with a process pool of `workers` (default: cores) or on a Dask cluster."""
     runner = task_runner(workers, dask_address)
     with prefect_api():
-        return ladder.with_options(task_runner=runner)(size, data_dir, **options)
+        return ladder.with_options(task_runner=runner)(settings, player, data_dir)

@@ -35,6 +35,7 @@ from gocore.play.match import MatchConfig
 from gocore.play.ratings import SprtConfig
 from storage import layout, loops
 from tasks.app.evaluate import MatchSettings
+from tasks.app.ladder_settings import LadderSettings
 from tasks.app.loop_settings import RESUMABLE, LoopSettings, loop_record, selfplay_search
 from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, last_generation_minutes, loop_spend
 from tasks.app.models import ModelRef
@@ -213,9 +214,9 @@ def _ladder(settings: LoopSettings, data: Path, promoted: ModelRef | None, worke
     if promoted is None or settings.ladder_opponents == 0:
         return {"played": False}
     run = ladder.with_options(task_runner=task_runner(workers, dask_address))
-    table = run(settings.size, str(data), games_per_opponent=settings.ladder_games,
-                opponents=settings.ladder_opponents, sims=settings.sims, player=promoted.uri, komi=settings.komi,
-                device=device)
+    rating = LadderSettings(size=settings.size, games_per_opponent=settings.ladder_games,
+                            opponents=settings.ladder_opponents, sims=settings.sims, komi=settings.komi, device=device)
+    table = run(rating, promoted.uri, str(data))
     mine = next((row for row in table.rows if row.player == promoted.label), None)  # tagged by the ladder
     return {"played": True, "matches": list(table.matches),
             "elo": None if mine is None else round(mine.elo, 1),

@@ -11,7 +11,8 @@ finds the matches it began: they count towards the player's opponents and are re
 played twice), and new opponents are only chosen for the places left. The opponent pool is random,
 the anchors (``uct-100``, GNU Go when installed) and every version of ``gozero-<N>x<N>`` that was
 champion. Games lost to a crash or error of the harness say nothing about strength: the fit
-leaves them out (the table keeps them).
+leaves them out (the table keeps them). What the games are (`LadderSettings`) is in
+`tasks.app.ladder_settings`.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from gocore.play.match import MatchConfig
 from gocore.play.ratings import Strength, strength_label
 from storage import layout, matches, ratings
 from tasks.app.evaluate import MatchSettings
+from tasks.app.ladder_settings import LadderSettings
 from tasks.app.players import (
     gnugo_level,
     has_gnugo,
@@ -38,30 +40,7 @@ from tasks.app.players import (
 )
 
 ANCHOR = "random"
-DEFAULT_ANCHORS = ("uct-100", "gnugo-1")  # uct-100: the 2024 replication's MCTS agent
 NOT_PLAY = frozenset({"crash", "error"})  # the harness failed, not the player
-
-
-@dataclass(frozen=True)
-class LadderSettings:
-    """How ladder games are played and whom a player meets."""
-
-    size: int = 9
-    """Board size N: the ladder of ``gozero-<N>x<N>``."""
-    games_per_opponent: int = 10
-    """Games of each ladder match (colours alternate)."""
-    opponents: int = 3
-    """Opponents a player meets on the ladder (a rerun counts the ones it met)."""
-    sims: int = 100
-    """Simulations per move of network players and a bare ``uct``."""
-    komi: float = 7.5
-    """Komi of ladder games."""
-    anchors: tuple[str, ...] = DEFAULT_ANCHORS
-    """Fixed players besides random (GNU Go ones are skipped when it is not installed)."""
-    gtp_timeout: float = 30.0
-    """Seconds an external engine gets per command."""
-    device: str = "cpu"
-    """Where nets run in the pool's workers (`choose_device`): cpu unless asked."""
 
 
 @dataclass(frozen=True)

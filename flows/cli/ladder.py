@@ -54,10 +54,11 @@ def ladder(
         size = resolve_size(size, player)
         if play:
             from flows.ladder import run_ladder
+            from tasks.app.ladder_settings import LadderSettings
 
-            result = run_ladder(size, str(data), workers=workers, dask_address=dask_address,
-                                games_per_opponent=games_per_opponent,
-                                opponents=opponents, sims=sims, player=player, device=device)
+            settings = LadderSettings(size=size, games_per_opponent=games_per_opponent, opponents=opponents,
+                                      sims=sims, device=device)
+            result = run_ladder(settings, player, str(data), workers=workers, dask_address=dask_address)
         else:
             result = Ladder(size, ladder_rows(data, size))
     if not result.rows:

@@ -34,13 +34,14 @@ def test_the_champion_meets_random_then_an_anchor_and_a_rerun_plays_nothing(pref
 
     from flows.ladder import ladder
     from storage.mlflow_store import client
+    from tasks.app.ladder_settings import LadderSettings
 
     torch.set_num_threads(1)  # tiny nets in two task threads on two shared cores
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)  # the registry of this data dir
     register_tiny_nets(data_dir, 1)
     run = ladder.with_options(task_runner=ThreadPoolTaskRunner(max_workers=2))
-    options = {"size": 5, "data_dir": str(data_dir), "games_per_opponent": 2, "opponents": 2, "sims": 2,
-               "anchors": ["uct-5"]}
+    options = {"settings": LadderSettings(size=5, games_per_opponent=2, opponents=2, sims=2, anchors=("uct-5",)),
+               "data_dir": str(data_dir)}
     result = run(**options)
     assert result.matches == ("ladder-5x5-gozero-5x5-1-vs-random", "ladder-5x5-gozero-5x5-1-vs-uct-5")
     rows = {row.player: row for row in result.rows}

@@ -281,7 +281,7 @@ def test_a_zero_loop_run_killed_mid_generation_and_retried_as_the_ui_does_resume
 
 TINY_LOOP = {"loop": "zero-deployed", "size": 5, "games": 4, "sims": 4, "gate": "off", "min_window": 100,
              "batch_size": 16, "ladder_opponents": 0}
-TINY_LADDER = {"games_per_opponent": 2, "opponents": 1, "sims": 4, "anchors": []}  # a newcomer meets random only
+TINY_LADDER = {"settings": {"games_per_opponent": 2, "opponents": 1, "sims": 4, "anchors": []}}  # random only
 
 
 def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates_it(
@@ -289,8 +289,8 @@ def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates
     """Every deployment applied (the fixture: apply_deployments, i.e. `prefect deploy --all` of
     prefect.yaml with the trigger) and the gpu limit there; the zero-loop deployment runs one
     generation after generation 0 on a process worker; its champion loads from the registry, and
-    the promotion's event started a `ladder` run (the trigger's templated parameters: the promoted
-    version and its board size) that rated it."""
+    the promotion's event started a `ladder` run (the trigger's templated parameter: the promoted
+    version, whose name says its board size) that rated it."""
     from flows.deploy import GPU_SLOTS
     from storage import ratings, registry
     from tasks.app.models import load_net
@@ -321,8 +321,8 @@ def test_every_deployment_applies_and_a_promotion_starts_a_ladder_run_that_rates
     assert (champion.version, champion.tags["generation"]) == (2, "1")
     assert load_net("models:/gozero-5x5@champion", data).config.board_size == 5
     runs = ladder_runs()
-    assert [(r["state"], r["parameters"]["player"], r["parameters"]["size"]) for r in runs] == [
-        ("COMPLETED", "models:/gozero-5x5/2", 5)]  # generation 0's random net is not rated
+    assert [(r["state"], r["parameters"]["player"], r["parameters"]["settings"]) for r in runs] == [
+        ("COMPLETED", "models:/gozero-5x5/2", TINY_LADDER["settings"])]  # generation 0's random net is not rated
     rated = {row["player"] for row in ratings.read_ladder(data, 5)}
     assert {"gozero-5x5/2", "random"} <= rated
 

@@ -8,9 +8,9 @@ import pytest
 
 from gocore.play.ladder import Outcome, fit_ladder
 from storage import matches, ratings
+from tasks.app.ladder_settings import LadderSettings
 from tasks.ladder import (
     LadderPlayer,
-    LadderSettings,
     choose_opponents,
     fit,
     match_id,
