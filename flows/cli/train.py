@@ -77,9 +77,10 @@ def train_command(
     with shard_progress(lambda: read_progress(data, key), f"training {family} net"), user_errors():
         if flow:
             from flows.train_supervised import run_train_supervised
+            from tasks.app.supervised_settings import SupervisedSettings
 
-            result = run_train_supervised(dataset, family, preset, steps, batch_size, device, data, False,
-                                          run_name)[family]
+            settings = SupervisedSettings(dataset, family, preset, steps, batch_size)
+            result = run_train_supervised(settings, data, device, run_name)[family]
         else:
             result = train_and_register(facts, family, preset, config, data, run_name, init_from, aux_heads=aux_heads)
     _print_result(family, result)

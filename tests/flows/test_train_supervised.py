@@ -30,9 +30,10 @@ def data(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_flow_trains_and_registers_a_policy_and_a_value_net(prefect_harness, data: Path) -> None:
     from flows.train_supervised import run_train_supervised
+    from tasks.app.supervised_settings import SupervisedSettings
 
-    results = run_train_supervised(DATASET, "policy", "tiny", steps=30, batch_size=32, device="cpu",
-                                   data_dir=str(data), also_value=True, run_name="flow")
+    settings = SupervisedSettings(DATASET, "policy", "tiny", steps=30, batch_size=32, also_value=True)
+    results = run_train_supervised(settings, data_dir=str(data), device="cpu", run_name="flow")
     assert set(results) == {"policy", "value"}
     for family, result in results.items():
         assert result.step == 30
