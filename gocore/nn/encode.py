@@ -36,12 +36,21 @@ AUGMENTATIONS = ("all8", "random1", "none")
 class EncodeOptions:
     """How SGF games become rows; part of the dataset's identity (and of every cache key)."""
 
-    encoder: str = "agz17"  # feature encoder name (gocore.nn.features.ENCODERS)
-    augment: str = "all8"  # all8: every position x 8 symmetries; random1: one random; none
-    size: int = 9  # only games on this board size are kept
-    allow_handicap: bool = True  # keep handicap games (HA >= 2 or setup stones)
-    min_moves: int = 1  # games with fewer moves are refused
-    require_result: bool = True  # refuse games whose winner is unknown (RE missing, ?, Void)
+    __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
+
+    encoder: str = "agz17"
+    """Feature encoder (gocore.nn.features.ENCODERS): agz17 (AlphaGo Zero's stones), tactical (agz17 +
+    liberties, captures, ladders), alphago48 / alphago49 (AlphaGo 2016's policy / value input) or oneplane."""
+    augment: str = "all8"
+    """all8: every position x 8 symmetries; random1: one random symmetry; none."""
+    size: int = 9
+    """Board size N: only games on this board size are kept."""
+    allow_handicap: bool = True
+    """Keep handicap games (HA >= 2 or setup stones)."""
+    min_moves: int = 1
+    """Games with fewer moves are refused."""
+    require_result: bool = True
+    """Refuse games whose winner is unknown (RE missing, ?, Void)."""
 
     def __post_init__(self) -> None:
         features.get_encoder(self.encoder)
