@@ -60,6 +60,7 @@ bench: install
 	$(BIN)/python -m benchmarks.loop --memory-only --games 200 --sims 32
 	$(BIN)/python -m benchmarks.learning_curve --png docs/results/learning_curve.png
 	$(BIN)/python -m benchmarks.fixed_costs
+	$(BIN)/python -m benchmarks.pool_start
 	$(BIN)/python -m benchmarks.loader
 	$(BIN)/python -m benchmarks.conv_paths
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from prefect import flow, task
 
+from flows import runtime
 from flows.ingest import run_ingest
 from flows.runtime import StoppingProcessPool, artifact_key, results_as_completed
 from storage import datasets, layout
@@ -26,6 +27,19 @@ def sleep_then_mark(seconds: float, marker: str) -> None:
 @task
 def fail_now() -> None:
     raise ValueError("this task fails")
+
+
+@task
+def worker_view(name: str) -> tuple[int, str | None, str, bool]:
+    import os
+    import sys
+
+    return os.getpid(), os.environ.get(name), os.getcwd(), "torch" in sys.modules
+
+
+@flow
+def views(name: str) -> list[tuple[int, str | None, str, bool]]:
+    return [future.result() for future in worker_view.map([name] * 4)]
 
 
 @flow(task_runner=StoppingProcessPool(max_workers=2))
@@ -78,3 +92,26 @@ def test_a_pool_given_no_task_leaves_no_worker_behind():
     with StoppingProcessPool(max_workers=2):  # workers start up front; a rerun's step may submit nothing
         assert len(set(multiprocessing.active_children()) - before) >= 2
     assert set(multiprocessing.active_children()) - before == set()  # they waited forever: exit hung
+
+
+def test_workers_fork_from_a_preloaded_server_yet_see_the_environment_and_directory_of_their_pool(
+        prefect_harness, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """The fork server starts with the session's first pool and keeps the environment and directory
+    of then (conftest set DO_NOT_TRACK before any); a later pool's workers must still see what a
+    spawned worker would: a variable set or removed since, the directory changed since."""
+    monkeypatch.setenv("GOZERO_TEST_VIEW", "first")
+    first = views.with_options(task_runner=StoppingProcessPool(max_workers=2))("GOZERO_TEST_VIEW")
+    assert {view[1] for view in first} == {"first"}
+    assert all(view[3] for view in first)  # torch came with the fork (FORK_SERVER_PRELOAD), not imported by the task
+    monkeypatch.delenv("DO_NOT_TRACK")
+    monkeypatch.chdir(tmp_path)
+    second = views.with_options(task_runner=StoppingProcessPool(max_workers=2))("DO_NOT_TRACK")
+    assert {view[1:3] for view in second} == {(None, str(tmp_path))}
+    assert not {view[0] for view in first} & {view[0] for view in second}  # new workers for a new pool
+
+
+def test_spawned_workers_are_still_there_when_asked_for(prefect_harness, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv(runtime.POOL_START_ENV, "spawn")
+    monkeypatch.setenv("GOZERO_TEST_VIEW", "spawned")
+    seen = views.with_options(task_runner=StoppingProcessPool(max_workers=2))("GOZERO_TEST_VIEW")
+    assert {view[1] for view in seen} == {"spawned"}
