@@ -2,9 +2,9 @@
 
 Tiers (Makefile):
     make test-fast     unit and flow tests: not marked system, slow or gnugo
-    make test-system   tests/system/ (real servers and processes, SIGKILL reruns, Dask, Sabaki, the
-                       docs' sh blocks, the main job, the strength recipe and benchmarks), slow and
-                       GNU Go tests
+    make test-system   tests/system/ (real servers and processes, the CLI as a subprocess (GTP,
+                       KataGo analysis), SIGKILL reruns, Dask, Sabaki, the docs' sh blocks, the main
+                       job, the strength recipe and benchmarks), slow tests and tests that play GNU Go
     make test          lint, then every tier (what .ci/run calls)
 Each runs on TEST_WORKERS=2 processes (pytest-xdist, --dist loadfile); every process runs this file
 itself, so each has its own temp dir, Prefect server and MLflow store.

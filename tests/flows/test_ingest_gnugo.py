@@ -20,6 +20,8 @@ from storage import datasets, gnugo_source, layout
 from tasks.gnugo_games import plan_gnugo_games, play_gnugo_games
 from tests.corpus import files_of
 
+pytestmark = pytest.mark.gnugo  # plays GNU Go games: the system tier's (tests/conftest.py)
+
 SOURCE = "gnugo-9x9:level=1,games=6"
 NAME = "gnugo"
 
