@@ -86,10 +86,11 @@ def legal_mask(positions: Sequence[Position]) -> np.ndarray:
 
 def masked_softmax(logits: np.ndarray, legal: np.ndarray) -> np.ndarray:
     """Softmax over the legal entries of each row; illegal entries get 0."""
-    logits = np.where(legal, logits, -np.inf)
-    logits = logits - logits.max(axis=1, keepdims=True)
-    weights = np.exp(logits)
-    return (weights / weights.sum(axis=1, keepdims=True)).astype(np.float32)
+    weights = np.where(legal, logits, -np.inf)  # the one new array: the rest happens in place in it
+    weights -= weights.max(axis=1, keepdims=True)  # (a batch's (B, N*N+1) is above malloc's mmap
+    np.exp(weights, out=weights)  # threshold: each new one faults its pages in)
+    weights /= weights.sum(axis=1, keepdims=True)
+    return weights.astype(np.float32, copy=False)
 
 
 class UniformEvaluator:
