@@ -26,15 +26,15 @@ _OWN, _OPPONENT, _EMPTY, _BLACK_TO_PLAY, _ONES, _PASSED = (
 
 def gather_history(positions: Sequence[Position], boards: int) -> np.ndarray:
     """(B, boards, N*N) int8: each position's board, then the ones before it, most recent first
-    (empty before the game's first move or setup)."""
+    (empty before the game's first move or setup): the positions' `recent_boards`, joined."""
     size = positions[0].size
     if boards > 1 + HISTORY_LENGTH:
         raise ValueError(f"{boards} boards asked; Position keeps {1 + HISTORY_LENGTH}")
     if any(p.size != size for p in positions):
         raise ValueError("encode_batch needs positions of one board size")
-    padding = (np.zeros((size, size), np.int8),) * (boards - 1)
-    joined = np.concatenate([board for p in positions for board in ((p.stones,) + p.history + padding)[:boards]])
-    return joined.reshape(len(positions), boards, size * size)  # concatenate: ~4x faster than stack here
+    joined = np.concatenate([p.recent_boards for p in positions])  # concatenate: ~4x faster than stack here
+    joined = joined.reshape(len(positions), 1 + HISTORY_LENGTH, size * size)
+    return joined if boards == 1 + HISTORY_LENGTH else np.ascontiguousarray(joined[:, :boards])
 
 
 @njit(cache=True)

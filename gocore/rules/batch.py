@@ -235,14 +235,16 @@ def move_masks(states, n, zobrist, seen, seen_starts, out):
 
 
 @njit(cache=True)
-def play_leaf(state, n, move, zobrist, seen, stones_out, masks_out):
-    """`kernels.play_copy` by the side to move, and on a legal move the new position's board into
-    stones_out (n, n) and its masks into masks_out (2, n*n+1) (`move_masks`' rows): all a search
+def play_leaf(state, n, move, zobrist, seen, boards, boards_out, masks_out):
+    """`kernels.play_copy` by the side to move, and on a legal move the new position's board and
+    the ones before it into boards_out (H, n, n) (its board, then boards[:-1]: the position's own
+    `recent_boards`) and its masks into masks_out (2, n*n+1) (`move_masks`' rows): all a search
     asks of a new leaf, computed while its state is in the cache."""
     color = state[5 * (n + 2) * (n + 2) + TO_PLAY_H]
     code, new_state, new_seen = play_copy(state, n, move, color, zobrist, seen)
     if code == LEGAL:
-        stones_of(new_state, n, stones_out)
+        stones_of(new_state, n, boards_out[0])
+        boards_out[1:] = boards[:-1]
         bloom = np.empty(_BLOOM_BITS // 64, dtype=np.uint64)
         _masks_of(new_state, n, zobrist, new_seen, bloom, masks_out[0], masks_out[1])
     return code, new_state, new_seen

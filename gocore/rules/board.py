@@ -56,7 +56,8 @@ def _check_size(size: int) -> None:
 class Position:
     """A board, the side to move, komi, ko point and the game's history. Never mutated."""
 
-    __slots__ = ("size", "komi", "_state", "_seen", "history", "last_move", "_stones", "_masks")
+    __slots__ = ("size", "komi", "_state", "_seen", "_head", "history", "last_move", "_stones", "_masks",
+                 "_boards")
 
     def __init__(self, size: int, komi: float, state: np.ndarray, seen: np.ndarray,
                  history: tuple[np.ndarray, ...], last_move: int | None):
@@ -66,7 +67,11 @@ class Position:
         self.last_move = last_move
         self._stones: np.ndarray | None = None
         self._masks: np.ndarray | None = None  # (2, N*N+1) legal moves, own eyes: set by `legal_masks`
+        self._boards: np.ndarray | None = None  # (1 + HISTORY_LENGTH, N, N): `recent_boards`
         state.setflags(write=False)  # ~0.3 us less than flags.writeable = False, on every node of a search
+        # the header as Python ints, read while the state is in the cache: a search asks a leaf's side
+        # to move, passes and move number several times, by then from memory (a miss each)
+        self._head: list[int] = state[-kernels.HEADER:].tolist()
 
     @classmethod
     def initial(cls, size: int = 9, komi: float = 7.5) -> Position:
@@ -96,7 +101,7 @@ class Position:
         return cls(size, komi, state, seen, (), None)
 
     def _header(self, field: int) -> int:
-        return self._state.item(field - kernels.HEADER)  # the header ends the state
+        return self._head[field]
 
     @property
     def stones(self) -> np.ndarray:
@@ -107,6 +112,18 @@ class Position:
             stones.flags.writeable = False
             self._stones = stones
         return self._stones
+
+    @property
+    def recent_boards(self) -> np.ndarray:
+        """(1 + HISTORY_LENGTH, N, N) int8, read-only: `stones`, then `history`, then empty boards
+        (before the game's first move or setup): what the encoders read, in one array. A search's
+        leaves get it from `play_leaf`; other positions build it on first ask."""
+        if self._boards is None:
+            padding = (np.zeros((self.size, self.size), np.int8),) * (HISTORY_LENGTH - len(self.history))
+            boards = np.stack((self.stones,) + self.history + padding)
+            boards.setflags(write=False)
+            self._boards = boards
+        return self._boards
 
     @property
     def to_play(self) -> int:
@@ -144,18 +161,20 @@ class Position:
         return self._child(code, move, state, seen)
 
     def play_leaf(self, move: int) -> Position:
-        """`play(move)` by the side to move, with the new position's `stones` and its legal masks
-        (`legal_masks`, `candidate_masks`) computed in the same kernel call (`batch.play_leaf`): a
-        search's new leaf, which its evaluator encodes and masks next."""
+        """`play(move)` by the side to move, with the new position's `stones`, `recent_boards` and its
+        legal masks (`legal_masks`, `candidate_masks`) computed in the same kernel call
+        (`batch.play_leaf`): a search's new leaf, which its evaluator encodes and masks next."""
         size = self.size
         if not 0 <= move <= size * size:
             raise IllegalMove(move, size, "off-board")
-        stones, masks = np.empty((size, size), np.int8), np.empty((2, size * size + 1), np.bool_)
-        code, state, seen = batch.play_leaf(self._state, size, move, zobrist_table(size), self._seen, stones, masks)
+        boards = np.empty((1 + HISTORY_LENGTH, size, size), np.int8)
+        masks = np.empty((2, size * size + 1), np.bool_)
+        code, state, seen = batch.play_leaf(self._state, size, move, zobrist_table(size), self._seen,
+                                            self.recent_boards, boards, masks)
         child = self._child(code, move, state, seen)
-        stones.setflags(write=False)
+        boards.setflags(write=False)
         masks.setflags(write=False)
-        child._stones, child._masks = stones, masks
+        child._stones, child._boards, child._masks = boards[0], boards, masks
         return child
 
     def _child(self, code: int, move: int, state: np.ndarray, seen: np.ndarray) -> Position:
