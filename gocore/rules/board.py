@@ -56,7 +56,7 @@ def _check_size(size: int) -> None:
 class Position:
     """A board, the side to move, komi, ko point and the game's history. Never mutated."""
 
-    __slots__ = ("size", "komi", "_state", "_seen", "_head", "history", "last_move", "_stones", "_masks",
+    __slots__ = ("size", "komi", "_state", "_seen", "history", "last_move", "_stones", "_masks",
                  "_boards")
 
     def __init__(self, size: int, komi: float, state: np.ndarray, seen: np.ndarray,
@@ -69,9 +69,6 @@ class Position:
         self._masks: np.ndarray | None = None  # (2, N*N+1) legal moves, own eyes: set by `legal_masks`
         self._boards: np.ndarray | None = None  # (1 + HISTORY_LENGTH, N, N): `recent_boards`
         state.setflags(write=False)  # ~0.3 us less than flags.writeable = False, on every node of a search
-        # the header as Python ints, read while the state is in the cache: a search asks a leaf's side
-        # to move, passes and move number several times, by then from memory (a miss each)
-        self._head: list[int] = state[-kernels.HEADER:].tolist()
 
     @classmethod
     def initial(cls, size: int = 9, komi: float = 7.5) -> Position:
@@ -101,7 +98,7 @@ class Position:
         return cls(size, komi, state, seen, (), None)
 
     def _header(self, field: int) -> int:
-        return self._head[field]
+        return self._state.item(field - kernels.HEADER)  # the header ends the state
 
     @property
     def stones(self) -> np.ndarray:
