@@ -90,11 +90,18 @@ def pairwise_sum(values, start, count):
 def puct_choice(child_N, child_W, child_P, illegal, c_puct, visits):
     """argmax of W / max(N, 1) + scale * P / (1 + N) + illegal, scale = c_puct * sqrt(max(visits - 1,
     1)) (`Node.best_move`; the max: on a fresh node U would be 0 everywhere and the corner would win
-    the tie); scale * P in P's dtype, as numpy multiplies a float32 P by a Python float."""
+    the tie); scale * P in P's dtype, as numpy multiplies a float32 P by a Python float. The same
+    argmax with less work: illegal moves (a third of a 19x19 board or more) are skipped, and an
+    unvisited child's divisions (by 1.0) left out."""
     scale = child_P.dtype.type(c_puct * np.sqrt(max(visits - 1.0, 1.0)))
     best, best_score = 0, -np.inf
     for m in range(child_N.shape[0]):
-        score = (child_W[m] / max(child_N[m], 1.0) + (scale * child_P[m]) / (1.0 + child_N[m])) + illegal[m]
+        if illegal[m] != 0 and m > 0:  # -inf: its score never beats move 0's (the first kept)
+            continue
+        if child_N[m] == 0:  # most children: both divisions are by 1.0, which changes no bit
+            score = (child_W[m] + np.float64(scale * child_P[m])) + illegal[m]
+        else:
+            score = (child_W[m] / max(child_N[m], 1.0) + (scale * child_P[m]) / (1.0 + child_N[m])) + illegal[m]
         if score > best_score or (m == 0):
             best, best_score = m, score
     return best
