@@ -235,11 +235,12 @@ def move_masks(states, n, zobrist, seen, seen_starts, out):
 
 
 @njit(cache=True)
-def play_leaf(state, n, move, zobrist, seen, boards, boards_out, masks_out):
+def play_leaf(state, n, move, zobrist, seen, boards, boards_out, masks_out, head_out):
     """`kernels.play_copy` by the side to move, and on a legal move the new position's board and
     the ones before it into boards_out (H, n, n) (its board, then boards[:-1]: the position's own
-    `recent_boards`) and its masks into masks_out (2, n*n+1) (`move_masks`' rows): all a search
-    asks of a new leaf, computed while its state is in the cache."""
+    `recent_boards`), its masks into masks_out (2, n*n+1) (`move_masks`' rows) and its header into
+    head_out (HEADER,): all a search asks of a new leaf, computed while its state is in the cache.
+    The new state itself is dropped (a leaf makes it again if it is ever asked). Returns the code."""
     color = state[5 * (n + 2) * (n + 2) + TO_PLAY_H]
     code, new_state, new_seen = play_copy(state, n, move, color, zobrist, seen)
     if code == LEGAL:
@@ -247,4 +248,5 @@ def play_leaf(state, n, move, zobrist, seen, boards, boards_out, masks_out):
         boards_out[1:] = boards[:-1]
         bloom = np.empty(_BLOOM_BITS // 64, dtype=np.uint64)
         _masks_of(new_state, n, zobrist, new_seen, bloom, masks_out[0], masks_out[1])
-    return code, new_state, new_seen
+        head_out[:] = new_state[new_state.shape[0] - head_out.shape[0]:]
+    return code

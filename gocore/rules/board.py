@@ -56,19 +56,48 @@ def _check_size(size: int) -> None:
 class Position:
     """A board, the side to move, komi, ko point and the game's history. Never mutated."""
 
-    __slots__ = ("size", "komi", "_state", "_seen", "history", "last_move", "_stones", "_masks",
-                 "_boards")
+    __slots__ = ("size", "komi", "_flat", "_hashes", "_head", "_parent", "history", "last_move", "_stones",
+                 "_masks", "_boards")
 
-    def __init__(self, size: int, komi: float, state: np.ndarray, seen: np.ndarray,
+    def __init__(self, size: int, komi: float, state: np.ndarray | None, seen: np.ndarray | None,
                  history: tuple[np.ndarray, ...], last_move: int | None):
         self.size, self.komi = size, float(komi)
-        self._state, self._seen = state, seen  # seen: sorted board hashes of the game so far
+        self._flat, self._hashes = state, seen  # `_state`, `_seen`; None on a leaf until asked
+        self._head: np.ndarray | None = None  # (HEADER,) a leaf's header, from `play_leaf`
+        self._parent: Position | None = None  # what a leaf's state is played from, on first ask
         self.history = history  # earlier boards, most recent first, at most HISTORY_LENGTH
         self.last_move = last_move
         self._stones: np.ndarray | None = None
         self._masks: np.ndarray | None = None  # (2, N*N+1) legal moves, own eyes: set by `legal_masks`
         self._boards: np.ndarray | None = None  # (1 + HISTORY_LENGTH, N, N): `recent_boards`
-        state.setflags(write=False)  # ~0.3 us less than flags.writeable = False, on every node of a search
+        if state is not None:
+            state.setflags(write=False)  # ~0.3 us less than flags.writeable = False, on every node of a search
+
+    @property
+    def _state(self) -> np.ndarray:
+        """The flat state of `kernels` (rules-internal). A search's leaf makes it on first ask
+        (`play_leaf`): most leaves never get children, and 17.7 KB a leaf at 19x19 was most of the
+        memory a search touched."""
+        if self._flat is None:
+            self._make_state()
+        return self._flat  # type: ignore[return-value]
+
+    @property
+    def _seen(self) -> np.ndarray:
+        """The game's board hashes so far, this position's included, sorted (rules-internal)."""
+        if self._hashes is None:
+            self._make_state()
+        return self._hashes  # type: ignore[return-value]
+
+    def _make_state(self) -> None:
+        """A leaf's state and hashes: its move played again from its parent's (the same arrays
+        `play` makes); the parent is let go."""
+        parent = self._parent
+        assert parent is not None and self.last_move is not None
+        _, state, seen = kernels.play_copy(parent._state, self.size, self.last_move, _code(parent.to_play),
+                                           zobrist_table(self.size), parent._seen)
+        state.setflags(write=False)
+        self._hashes, self._flat, self._parent = seen, state, None
 
     @classmethod
     def initial(cls, size: int = 9, komi: float = 7.5) -> Position:
@@ -98,7 +127,9 @@ class Position:
         return cls(size, komi, state, seen, (), None)
 
     def _header(self, field: int) -> int:
-        return self._state.item(field - kernels.HEADER)  # the header ends the state
+        if self._flat is None:  # a leaf's, kept apart until its state is made
+            return self._head.item(field)  # type: ignore[union-attr]
+        return self._flat.item(field - kernels.HEADER)  # the header ends the state
 
     @property
     def stones(self) -> np.ndarray:
@@ -158,19 +189,22 @@ class Position:
         return self._child(code, move, state, seen)
 
     def play_leaf(self, move: int) -> Position:
-        """`play(move)` by the side to move, with the new position's `stones`, `recent_boards` and its
-        legal masks (`legal_masks`, `candidate_masks`) computed in the same kernel call
-        (`batch.play_leaf`): a search's new leaf, which its evaluator encodes and masks next."""
+        """`play(move)` by the side to move for a search's new leaf, which its evaluator encodes and
+        masks next: its `stones`, `recent_boards`, legal masks (`legal_masks`, `candidate_masks`)
+        and header come from one kernel call (`batch.play_leaf`), its state only when asked."""
         size = self.size
         if not 0 <= move <= size * size:
             raise IllegalMove(move, size, "off-board")
         boards = np.empty((1 + HISTORY_LENGTH, size, size), np.int8)
-        masks = np.empty((2, size * size + 1), np.bool_)
-        code, state, seen = batch.play_leaf(self._state, size, move, zobrist_table(size), self._seen,
-                                            self.recent_boards, boards, masks)
-        child = self._child(code, move, state, seen)
+        masks, head = np.empty((2, size * size + 1), np.bool_), np.empty(kernels.HEADER, np.int64)
+        code = batch.play_leaf(self._state, size, move, zobrist_table(size), self._seen, self.recent_boards,
+                               boards, masks, head)
+        if code != kernels.LEGAL:
+            raise IllegalMove(move, size, kernels.REASONS[code])
         boards.setflags(write=False)
         masks.setflags(write=False)
+        child = Position(size, self.komi, None, None, (self.stones,) + self.history[: HISTORY_LENGTH - 1], move)
+        child._head, child._parent = head, self
         child._stones, child._boards, child._masks = boards[0], boards, masks
         return child
 
