@@ -163,17 +163,14 @@ def gumbel_choice(child_N, child_W, prior, log_prior, illegal, value, c_visit, c
 
 
 @njit(cache=True)
-def expand_rows(legal, priors, kept, stats, is_vanished):
+def expand_rows(legal, priors, kept, illegal, is_vanished):
     """For each row b (a leaf): kept[b] ← priors[b] renormalised over legal[b], in the priors' dtype;
-    stats[b] (3, N*N+1) ← its children's N and W (zeros) and illegal (0 on legal moves, -inf
-    elsewhere); is_vanished[b] ← no prior mass on the legal moves (kept[b] then unset: `Node.expand`
-    makes it uniform). numpy's `Node.expand`, bit for bit."""
+    illegal[b] ← 0 on legal moves, -inf elsewhere; is_vanished[b] ← no prior mass on the legal
+    moves (kept[b] then unset: `Node.expand` makes it uniform). numpy's `Node.expand`, bit for bit."""
     for b in range(legal.shape[0]):
-        stats[b, :2] = 0.0
-        illegal = stats[b, 2]
         for m in range(legal.shape[1]):
             kept[b, m] = priors[b, m] if legal[b, m] else 0
-            illegal[m] = 0.0 if legal[b, m] else -np.inf
+            illegal[b, m] = 0.0 if legal[b, m] else -np.inf
         total = pairwise_sum(kept[b], 0, legal.shape[1])
         is_vanished[b] = not total > 0
         if total > 0:
