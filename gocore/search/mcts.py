@@ -276,6 +276,7 @@ class BatchedSearch:
 
     def _charge(self, node: Node, move: int, loss: float) -> Node:
         """Charge virtual loss on `node`'s edge `move` and to its child (made if new); the child."""
+        node.count_visits()
         node.child_N[move] += loss
         node.child_W[move] -= loss
         child = node.children.get(move)

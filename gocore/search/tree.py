@@ -8,6 +8,7 @@ move at the node; ``visits`` is 1 (the node's own evaluation) plus its children'
 
 from __future__ import annotations
 
+import functools
 import weakref
 from collections.abc import Sequence
 
@@ -48,6 +49,13 @@ class Node:
     def expand(self, legal: np.ndarray, prior: np.ndarray) -> None:
         """Attach priors over the legal moves (renormalised there; uniform if they vanish)."""
         expand_all([self], np.asarray(legal)[None], np.asarray(prior)[None])
+        self.count_visits()
+
+    def count_visits(self) -> None:
+        """Writable child_N and child_W of the node's own, before its first visit is counted: until
+        then an expanded node shares read-only zeros (`expand_all`)."""
+        if not self.child_N.flags.writeable:
+            self.child_N, self.child_W = np.zeros(len(self.child_N)), np.zeros(len(self.child_W))
 
     def best_move(self, c_puct: float) -> int:
         """argmax over children of Q + U (AlphaGo Zero's PUCT), in one kernel call."""
@@ -75,10 +83,18 @@ def expand_all(nodes: Sequence[Node], legal: np.ndarray, priors: np.ndarray, own
     illegal = np.empty(priors.shape)  # added to scores: illegal moves never win
     is_vanished = np.empty(len(nodes), np.bool_)
     tree_kernels.expand_rows(legal, priors, kept, illegal, is_vanished)
-    moves = priors.shape[1]
+    unvisited = _unvisited(priors.shape[1])
     for b, (node, node_kept, node_illegal, vanished) in enumerate(zip(nodes, kept, illegal, is_vanished.tolist())):
         node.prior = legal[b] / legal[b].sum() if vanished else node_kept.copy() if own_rows else node_kept
         node.child_P, node.illegal = node.prior, node_illegal.copy() if own_rows else node_illegal
-        node.child_N, node.child_W = np.zeros(moves), np.zeros(moves)
+        node.child_N = node.child_W = unvisited  # most leaves are never visited again (`count_visits`)
         node.log_prior = None
     return kept, illegal, is_vanished
+
+
+@functools.cache
+def _unvisited(moves: int) -> np.ndarray:
+    """(moves,) read-only zeros: the child_N and child_W every fresh node shares."""
+    zeros = np.zeros(moves)
+    zeros.setflags(write=False)
+    return zeros
