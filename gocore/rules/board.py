@@ -92,9 +92,10 @@ class Position:
     def _make_state(self) -> None:
         """A leaf's state and hashes: its move played again from its parent's (the same arrays
         `play` makes); the parent is let go."""
-        parent = self._parent
-        assert parent is not None and self.last_move is not None
-        _, state, seen = kernels.play_copy(parent._state, self.size, self.last_move, _code(parent.to_play),
+        parent, move = self._parent, self.last_move
+        if parent is None or move is None:  # another thread made it meanwhile (the parent goes last)
+            return
+        _, state, seen = kernels.play_copy(parent._state, self.size, move, _code(parent.to_play),
                                            zobrist_table(self.size), parent._seen)
         state.setflags(write=False)
         self._hashes, self._flat, self._parent = seen, state, None
