@@ -262,7 +262,8 @@ def _forked(executor: Any) -> Any:
     before its first task: 2-5 CPU seconds, paid by every worker of every pool, and a loop starts
     pools for self-play, gates and ladders in each generation. The fork server (one per flow
     process, started at the first pool) imports `FORK_SERVER_PRELOAD` once and forks each worker
-    from that: 3 pools of 2 workers went from 23.9 s to 10.3 s wall (2026-11-28). Off ("spawn", as
+    from that: 3 pools of 2 workers, 12.70 s wall and 15.92 CPU s spawned, 8.44 s and 7.90 CPU s
+    forked (`python -m benchmarks.pool_start`, 2026-11-28, load 3). Off ("spawn", as
     Prefect chose) with GOZERO_POOL_START=spawn, or where the platform has no fork server."""
     if os.environ.get(POOL_START_ENV, "forkserver") != "forkserver" or (
             "forkserver" not in multiprocessing.get_all_start_methods()):
