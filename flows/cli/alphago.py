@@ -44,7 +44,14 @@ def alphago(
                                                       "takes them); not needed once the dataset exists")] = None,
     size: Annotated[int | None, typer.Option(min=5, max=19, help=SIZE_HELP)] = None,
     stages: Annotated[str, typer.Option(help="stages to run, in order: sl,rollout,rl,value,eval")] = "sl,rollout,rl,value,eval",
-    preset: Annotated[str, typer.Option(help="tiny, small or full: nets and every count below")] = "small",
+    preset: Annotated[str, typer.Option(help="tiny, small or full (the paper's counts and nets): nets and every "
+                                             "count below")] = "small",
+    net: Annotated[str | None, typer.Option(help="net size of the policy, RL and value nets instead of the "
+                                                 "preset's: tiny, small, full, alphago (the paper's 13 layers "
+                                                 "of 192) or b<layers>c<filters>")] = None,
+    encoder: Annotated[str, typer.Option(help="input planes of the dataset --source is ingested into: alphago48 "
+                                              "(the paper's 48; the value net adds the colour to play) or agz17, "
+                                              "tactical")] = "alphago48",
     sl_steps: Annotated[int | None, typer.Option(min=1, help="SL policy: training steps")] = None,
     rollout_steps: Annotated[int | None, typer.Option(min=1, help="rollout policy: training steps")] = None,
     games_per_iteration: Annotated[int | None, typer.Option(min=1, help="RL: games per REINFORCE minibatch (n)")] = None,
@@ -88,7 +95,7 @@ def alphago(
 
             dask_address = dask_scheduler(dask_address)
     settings = _settings(preset, size, dataset or f"expert-{size}x{size}", name or f"alphago-{size}x{size}",
-                         {"sl_steps": sl_steps, "rollout_steps": rollout_steps, "value_steps": value_steps,
+                         {"preset": net, "sl_steps": sl_steps, "rollout_steps": rollout_steps, "value_steps": value_steps,
                           "value_heldout_games": value_heldout_games, "check_games": check_games,
                           "games_per_iteration": games_per_iteration, "iterations": iterations,
                           "snapshot_every": snapshot_every, "value_games": value_games, "eval_games": eval_games,
@@ -99,7 +106,7 @@ def alphago(
 
     with prefect_api():
         if source:
-            _ingest(source, settings, data, workers, dask_address)
+            _ingest(source, settings, encoder, data, workers, dask_address)
         summary = _run_live(settings, chosen, data, workers, dask_address, devices)
     if summary.table is not None:
         from tasks.alphago_eval import table_markdown
@@ -135,9 +142,9 @@ def _settings(preset: str, size: int, dataset: str, name: str, changes: dict, it
         raise fail(str(error)) from None
 
 
-def _ingest(source: list[str], settings: AlphaGoSettings, data: Path, workers: int | None,
+def _ingest(source: list[str], settings: AlphaGoSettings, encoder: str, data: Path, workers: int | None,
             dask_address: str | None) -> None:
-    """Ingest the expert games into the dataset unless it is already complete."""
+    """Ingest the expert games into the dataset, read by `encoder`, unless it is already complete."""
     from flows.ingest import run_ingest
     from gocore.nn.encode import EncodeOptions
     from storage import datasets, layout
@@ -145,13 +152,14 @@ def _ingest(source: list[str], settings: AlphaGoSettings, data: Path, workers: i
     directory = layout.dataset_dir(data, settings.dataset)
     try:
         datasets.read_manifest(directory)
-        console.print(f"dataset {settings.dataset}: already ingested ({directory})")
+        console.print(f"dataset {settings.dataset}: already ingested ({directory}; its encoder is kept)")
         return
     except datasets.DatasetError:
         pass
-    console.print(f"ingesting {', '.join(source)} into dataset {settings.dataset}")
+    console.print(f"ingesting {', '.join(source)} into dataset {settings.dataset} ({encoder} planes)")
     with user_errors():
-        run_ingest(source, settings.dataset, str(data), EncodeOptions(size=settings.size), workers=workers,
+        options = EncodeOptions(size=settings.size, encoder=encoder)  # an unknown encoder fails here
+        run_ingest(source, settings.dataset, str(data), options, workers=workers,
                    dask_address=dask_address)
 
 

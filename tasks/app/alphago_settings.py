@@ -1,5 +1,6 @@
 """What an AlphaGo (2016) pipeline run is: `AlphaGoSettings`, its named `PRESETS` (tiny, small,
-full), its stages in order, and what a rerun may change (`RESUMABLE`).
+full: the paper's counts and 13-layer nets), its stages in order, and what a rerun may change
+(`RESUMABLE`).
 
     settings = dataclasses.replace(PRESETS["tiny"], name="ag5", size=5)
     settings.model("policy")                 # gozero-5x5-policy: where its SL policy is registered
@@ -13,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from gocore.nn.net_sizes import NetConfigError, net_size
 from gocore.nn.training import PRESETS as TRAIN_PRESETS
 from gocore.nn.training import TrainConfig
 from storage import registry
@@ -36,7 +38,8 @@ class AlphaGoSettings:
     komi: float = 7.5
     """Komi of every game the pipeline plays."""
     preset: str = "small"
-    """Net preset (tiny, small, full) of the policy, RL and value nets; the training schedule's too."""
+    """Net size of the policy, RL and value nets: tiny, small, full, alphago (the paper's 13 layers of
+    192 filters) or b<layers>c<filters> (b11c128); its training schedule is the size's (tiny, small, full)."""
     sl_steps: int = 4000
     """Training steps of the SL policy."""
     rollout_steps: int = 2000
@@ -81,7 +84,8 @@ class AlphaGoSettings:
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
-            (self.preset not in TRAIN_PRESETS, f"preset must be one of {', '.join(TRAIN_PRESETS)}"),
+            (not _is_net_size(self.preset), f"preset {self.preset!r} is not a net size: tiny, small, full, "
+             "alphago or b<layers>c<filters> such as b11c128"),
             (self.baseline not in BASELINES, f"baseline must be one of {', '.join(BASELINES)}"),
             (min(self.iterations, self.games_per_iteration, self.snapshot_every) < 1,
              "iterations, games per iteration and snapshot_every must be >= 1"),
@@ -100,10 +104,18 @@ class AlphaGoSettings:
 
     def train_config(self, steps: int, device: str) -> TrainConfig:
         """The preset's training schedule with these steps, the batch size and the device."""
-        base = TRAIN_PRESETS[self.preset]
+        base = TRAIN_PRESETS.get(self.preset) or TRAIN_PRESETS[net_size(self.preset).schedule]
         every = max(1, steps // 4)
         return dataclasses.replace(base, steps=steps, batch_size=self.batch_size, device=device, seed=self.seed,
                                    checkpoint_every=every, val_every=every, log_every=max(1, steps // 20))
+
+
+def _is_net_size(name: str) -> bool:
+    try:
+        net_size(name)
+    except NetConfigError:
+        return False
+    return True
 
 
 PRESETS: dict[str, AlphaGoSettings] = {
@@ -112,7 +124,7 @@ PRESETS: dict[str, AlphaGoSettings] = {
                             value_games_per_task=12, value_steps=20, check_games=4, eval_games=2,
                             eval_sims=(4, 8), uct_sims=8, gnugo_levels=()),
     "small": AlphaGoSettings(),
-    "full": AlphaGoSettings(preset="full", sl_steps=100_000, rollout_steps=20_000, batch_size=512,
+    "full": AlphaGoSettings(preset="alphago", sl_steps=100_000, rollout_steps=20_000, batch_size=512,
                             iterations=2000, games_per_iteration=128, snapshot_every=100, value_games=200_000,
                             value_heldout_games=2000, value_games_per_task=500, value_steps=100_000),
 }

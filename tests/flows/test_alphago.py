@@ -161,7 +161,8 @@ def test_a_stage_before_its_prerequisites_is_refused(tmp_path: Path, prefect_har
 def test_the_papers_inputs_policy_nets_on_alphago48_and_the_value_net_on_alphago49(tmp_path: Path, prefect_harness,
                                                                                    monkeypatch: pytest.MonkeyPatch):
     """On an alphago48 dataset the SL and RL policies read its 48 planes and the value net the 49 of
-    the paper (the colour to play added); AlphaGo's search plays with the pair (one encoding, both nets)."""
+    the paper (the colour to play added), all of the net size asked for (the paper's shape: a 5x5 conv,
+    then 3x3 convs; here 2 of 24 filters, as cheap as `tiny`); AlphaGo's search plays with the pair."""
     from gocore.play.match import play_game
     from gocore.search.agents import RandomAgent
     from tasks.app.models import load_net
@@ -171,12 +172,13 @@ def test_the_papers_inputs_policy_nets_on_alphago48_and_the_value_net_on_alphago
     data = tmp_path / "data"
     build_uct_dataset(tmp_path / "sgf", layout.dataset_dir(data, "uct5-ag48"), 8, size=5, encoder="alphago48")
     settings = dataclasses.replace(SETTINGS, name="ag48", dataset="uct5-ag48", iterations=2, snapshot_every=1,
-                                   check_games=2)
+                                   check_games=2, preset="b2c24")
     run(data, ("sl", "rl", "value"), settings)
-    planes = {family: (net.config.encoder, net.config.in_planes)
+    planes = {family: (net.config.encoder, net.config.in_planes, net.config.blocks, net.config.filters)
               for family in ("policy", "rl", "value")
               for net in [load_net(f"models:/gozero-5x5-{family}/1", data)]}
-    assert planes == {"policy": ("alphago48", 48), "rl": ("alphago48", 48), "value": ("alphago49", 49)}
+    assert planes == {"policy": ("alphago48", 48, 2, 24), "rl": ("alphago48", 48, 2, 24),
+                      "value": ("alphago49", 49, 2, 24)}
     spec = "alphago-4:models:/gozero-5x5-policy/1,models:/gozero-5x5-value/1"
     player = build_player(spec, PlayerSettings(size=5, sims=4), data)
     try:

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 from flows.cli import app
 from flows.cli import loop as loop_cli
+from gocore.nn.net_sizes import net_size
 from tasks.app.loop_presets import LOOP_PRESETS, loop_preset, main_job_settings
 from tasks.app.loop_settings import LoopSettings
 
@@ -101,3 +102,39 @@ def test_every_alphago_setting_is_reachable_with_set_or_its_option():
                                                                 "max_u=30", "seed=3", "gnugo_levels=1;5"])
     assert (settings.komi, settings.rl_lr, settings.baseline, settings.max_u, settings.seed) == (6.5, 0.002, "none", 30, 3)
     assert settings.gnugo_levels == (1, 5) and settings.sl_steps == 40  # the tiny preset under the changes
+
+
+def test_alphagos_full_preset_is_the_papers_nets_and_net_overrides_any_preset():
+    from flows.cli import alphago as alphago_cli
+    from gocore.nn import training
+    from tasks.app.alphago_settings import PRESETS, AlphaGoSettings
+
+    full = PRESETS["full"]
+    assert (net_size(full.preset).blocks, net_size(full.preset).filters) == (11, 192)  # 13 layers of 192
+    assert full.train_config(10, "cpu").lr == training.PRESETS["full"].lr  # the size's own schedule
+    paper_tiny = alphago_cli._settings("tiny", 9, "d", "n", {"preset": "alphago"}, [])
+    assert (paper_tiny.preset, paper_tiny.sl_steps) == ("alphago", 40)  # the tiny counts, the paper's nets
+    assert AlphaGoSettings(preset="b3c32").train_config(5, "cpu").lr == training.PRESETS["small"].lr
+    with pytest.raises(ValueError, match="'huge' is not a net size.*b11c128"):
+        AlphaGoSettings(preset="huge")
+
+
+def test_alphago_ingests_its_source_with_the_papers_planes_unless_told(monkeypatch, tmp_path):
+    import contextlib
+
+    from flows import ingest as ingest_flow
+    from flows import runtime
+    from flows.cli import alphago as alphago_cli
+
+    asked: list = []
+    monkeypatch.setattr(runtime, "prefect_api", contextlib.nullcontext)
+    monkeypatch.setattr(ingest_flow, "run_ingest", lambda source, name, data, options, **kw: asked.append(options))
+    monkeypatch.setattr(alphago_cli, "_run_live", lambda *args: type("Summary", (), {"table": None})())
+    for extra in ([], ["--encoder", "tactical"]):
+        result = CliRunner().invoke(app, ["alphago", "--source", "gnugo-5x5:level=0,games=2", "--data-dir",
+                                          str(tmp_path), *extra])
+        assert result.exit_code == 0, result.output
+    assert [options.encoder for options in asked] == ["alphago48", "tactical"]
+    result = CliRunner().invoke(app, ["alphago", "--source", "gnugo-5x5:level=0,games=2", "--encoder", "nope",
+                                      "--data-dir", str(tmp_path)])
+    assert result.exit_code == 1 and "nope" in result.output
