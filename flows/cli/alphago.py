@@ -170,7 +170,7 @@ def _run_live(settings: AlphaGoSettings, stages: tuple[str, ...], data: Path, wo
     from flows.alphago import run_alphago
 
     console.print(f"AlphaGo pipeline [bold]{settings.name}[/]: stages {','.join(stages)}, {settings.preset} "
-                  f"preset, dataset {settings.dataset} -> {data}", soft_wrap=True)
+                  f"nets, dataset {settings.dataset} -> {data}", soft_wrap=True)
     stop = threading.Event()
     if not console.is_terminal:  # a pipe or a log: a plain line per finished stage, ending with a newline
         return _run_plain(settings, stages, data, lambda: run_alphago(settings, stages, str(data), workers,
