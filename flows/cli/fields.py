@@ -12,6 +12,9 @@ import importlib.util
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
+
+import typer
 
 
 @dataclass(frozen=True)
@@ -67,3 +70,12 @@ def settings_epilog(fields: dict[str, Field], shown: set[str]) -> str:
     lines = [f"  {field.name} (default {field.default}): {field.doc}" for field in fields.values()
              if field.name not in shown]
     return "\b\nEvery other setting, with --set NAME=VALUE:\n" + "\n".join(lines)
+
+
+def field_option(fields: dict[str, Field], name: str, *flags: str, **limits: Any) -> Any:
+    """A typer option for settings field `name`: its docstring as help and its declared default shown
+    (the option's own default stays None, so an option not given leaves the field to the settings;
+    a default of None or none is not shown: the docstring says what it means)."""
+    field = fields[name]
+    shown = field.default if field.default not in ("", "None") else False
+    return typer.Option(*flags, help=field.doc.replace("``", "'"), show_default=shown, **limits)

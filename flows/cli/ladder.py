@@ -23,9 +23,12 @@ from flows.cli.common import (
     quiet_prefect,
     user_errors,
 )
+from flows.cli.fields import declared_fields, field_option
 
 if TYPE_CHECKING:  # the real imports wait for the command to run: `gozero --help` stays fast
     from tasks.ladder import Ladder
+
+LADDER = declared_fields("tasks.app.ladder_settings", "LadderSettings")
 
 
 def ladder(
@@ -33,9 +36,9 @@ def ladder(
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     play: Annotated[bool, typer.Option(help="first play ladder games for the champion (or --player)")] = False,
     player: Annotated[str | None, typer.Option(help="the player to rate with --play (default: the champion)")] = None,
-    games_per_opponent: Annotated[int, typer.Option(min=1, help="games against each opponent")] = 10,
-    opponents: Annotated[int, typer.Option(min=1, help="opponents the player meets")] = 3,
-    sims: Annotated[int, typer.Option(min=1, help="simulations per move for nets and a bare 'uct'")] = 100,
+    games_per_opponent: Annotated[int | None, field_option(LADDER, "games_per_opponent", min=1)] = None,
+    opponents: Annotated[int | None, field_option(LADDER, "opponents", min=1)] = None,
+    sims: Annotated[int | None, field_option(LADDER, "sims", min=1)] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="game processes with --play (default: cores)")] = None,
     dask_address: Annotated[str | None, typer.Option(help="with --play, run the games on this Dask scheduler")] = None,
     device: Annotated[str, typer.Option(help="with --play, " + WORKERS_DEVICE_HELP)] = "cpu",
@@ -56,8 +59,9 @@ def ladder(
             from flows.ladder import run_ladder
             from tasks.app.ladder_settings import LadderSettings
 
-            settings = LadderSettings(size=size, games_per_opponent=games_per_opponent, opponents=opponents,
-                                      sims=sims, device=device)
+            given = {"games_per_opponent": games_per_opponent, "opponents": opponents, "sims": sims}
+            settings = LadderSettings(size=size, device=device,
+                                      **{key: value for key, value in given.items() if value is not None})
             result = run_ladder(settings, player, str(data), workers=workers, dask_address=dask_address)
         else:
             result = Ladder(size, ladder_rows(data, size))

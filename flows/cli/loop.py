@@ -28,7 +28,7 @@ from flows.cli.common import (
     quiet_prefect,
     user_errors,
 )
-from flows.cli.fields import declared_fields, declared_keys, settings_epilog
+from flows.cli.fields import declared_fields, declared_keys, field_option, settings_epilog
 
 RUN_MINUTES_HELP = ("the whole job's wall budget in minutes (0: none): the loop starts a generation only if, by what "
                     "the last one took on this machine, it ends within 80 % of it, the rest kept for the evidence")
@@ -52,9 +52,9 @@ OPTIONS = ("size", "generations", "games", "sims", "preset", "gate", "gate_games
 
 
 def option(name: str, *flags: str, **limits: int) -> typer.models.OptionInfo:
-    """A typer option for LoopSettings field `name`: its docstring as help, its declared default shown
-    (None as the option's default, so an option not given leaves the field to --settings or the default)."""
-    return typer.Option(*flags, help=LOOP[name].doc, show_default=LOOP[name].default, **limits)
+    """A typer option for LoopSettings field `name` (`field_option`): an option not given leaves the
+    field to --settings or the default."""
+    return field_option(LOOP, name, *flags, **limits)
 
 
 def loop(

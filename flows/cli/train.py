@@ -29,20 +29,23 @@ from flows.cli.common import (
     use_threads,
     user_errors,
 )
+from flows.cli.fields import declared_fields, field_option
 
 if TYPE_CHECKING:  # the real import waits for the command: `gozero --help` stays fast
     from tasks.train import TrainResult
 
+SUPERVISED = declared_fields("tasks.app.supervised_settings", "SupervisedSettings")
+"""The fields of the train_supervised flow's settings: the options below that set one take its doc and default."""
+
 
 def train_command(
-    dataset: Annotated[str | None, typer.Option(help="dataset name: <data>/datasets/NAME (made by gozero ingest)")] = None,
+    dataset: Annotated[str | None, field_option(SUPERVISED, "dataset")] = None,
     selfplay: Annotated[str | None, typer.Option(help="self-play generations instead of a dataset: 3, 0..3 or 0,2")] = None,
     loop: Annotated[str | None, typer.Option(help="with --selfplay: the zero loop whose generations these are")] = None,
-    family: Annotated[str, typer.Option(help="net family: policy (SL policy), value or dual (AlphaGo Zero)")] = "policy",
-    preset: Annotated[str, typer.Option(help="net size and schedule: tiny, small, full, alphago (the 2016 "
-                                                    "paper's 13 layers of 192), or a size like b6c96")] = "small",
-    steps: Annotated[int | None, typer.Option(min=1, help="optimizer steps (default: the preset's)")] = None,
-    batch_size: Annotated[int | None, typer.Option(min=1, help="rows per step (default: the preset's)")] = None,
+    family: Annotated[str, typer.Option(help=SUPERVISED["family"].doc)] = SUPERVISED["family"].default,
+    preset: Annotated[str, typer.Option(help=SUPERVISED["preset"].doc)] = SUPERVISED["preset"].default,
+    steps: Annotated[int | None, field_option(SUPERVISED, "steps", min=1)] = None,
+    batch_size: Annotated[int | None, field_option(SUPERVISED, "batch_size", min=1)] = None,
     device: Annotated[str, typer.Option(help="auto (CUDA, then MPS, else CPU), cpu, cuda, cuda:<i>, mps")] = "auto",
     init_from: Annotated[str | None, typer.Option(help="start from this model's weights (models:/..., a dir)")] = None,
     aux_heads: Annotated[bool, typer.Option(help="dual nets: KataGo's ownership and score heads, trained on the rows "

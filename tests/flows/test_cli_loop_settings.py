@@ -138,3 +138,36 @@ def test_alphago_ingests_its_source_with_the_papers_planes_unless_told(monkeypat
     result = CliRunner().invoke(app, ["alphago", "--source", "gnugo-5x5:level=0,games=2", "--encoder", "nope",
                                       "--data-dir", str(tmp_path)])
     assert result.exit_code == 1 and "nope" in result.output
+
+
+@pytest.mark.parametrize(("command", "module", "cls", "fields"), [
+    ("ladder", "tasks.app.ladder_settings", "LadderSettings", ("games_per_opponent", "opponents", "sims")),
+    ("train", "tasks.app.supervised_settings", "SupervisedSettings", ("dataset", "family", "preset", "steps",
+                                                                     "batch_size")),
+])
+def test_ladder_and_train_options_read_their_help_from_the_settings_docstrings(command, module, cls, fields):
+    from flows.cli.fields import declared_fields
+
+    help_text = " ".join(CliRunner().invoke(app, [command, "--help"], terminal_width=400).output.split())
+    for name in fields:
+        doc = declared_fields(module, cls)[name].doc.replace("``", "'")
+        assert doc and " ".join(doc.split()[:8]) in help_text, name
+
+
+def test_ladder_play_leaves_unset_options_to_the_settings_defaults(monkeypatch, tmp_path):
+    from flows import ladder as ladder_flow
+    from tasks.app.ladder_settings import LadderSettings
+
+    seen: list = []
+
+    def run_ladder(settings, player, data, **kwargs):
+        seen.append(settings)
+        return type("Result", (), {"rows": []})()
+
+    monkeypatch.setattr(ladder_flow, "run_ladder", run_ladder)
+    for extra in ([], ["--sims", "7", "--opponents", "2"]):
+        result = CliRunner().invoke(app, ["ladder", "--play", "--data-dir", str(tmp_path), *extra])
+        assert result.exit_code == 0, result.output
+    defaults = LadderSettings(size=9)
+    assert [(s.games_per_opponent, s.opponents, s.sims) for s in seen] == [
+        (defaults.games_per_opponent, defaults.opponents, defaults.sims), (defaults.games_per_opponent, 2, 7)]
