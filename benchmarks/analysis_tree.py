@@ -4,9 +4,10 @@
 
 For each board size: a random `--preset` net with the aux heads searches the empty board for
 `--visits` visits as `gozero analysis` does (`HeadRecorder`, ownership kept) and tracemalloc
-reports the bytes held per visit (what `gtp_analysis.TREE_BYTES_*` and ``--tree-memory``'s visit
-cap come from); then the same search without recording (``evaluate`` only), and the time to read
-the tree's averages the first time and again after 64 more visits (what a partial answer costs).
+reports the bytes held per visit as searched (one random net's tree; `benchmarks.tree_memory`
+measures the bound that `gtp_analysis.TREE_BYTES_*` and ``--tree-memory``'s visit cap come from);
+then the same search without recording (``evaluate`` only), and the time to read the tree's
+averages the first time and again after 64 more visits (what a partial answer costs).
 One thread; compare figures within one run.
 """
 

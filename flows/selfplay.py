@@ -57,8 +57,9 @@ class GenerationSummary:
 MAX_GAMES_PER_TASK = 50  # lockstep games per task by default: what keeps a tiny-net worker under 0.5 GB
 MAX_GAMES_PER_TASK_ACCELERATOR = 256
 """With the nets on a GPU: one worker per device plays this many games in lockstep, so each forward
-pass gets up to 256 x 8 leaves (a GPU is idle at a CPU task's 400); its trees cost ~30 KB a visit
-at 19x19, ~0.8 GB for 256 trees of ~100 visits."""
+pass gets up to 256 x 8 leaves (a GPU is idle at a CPU task's 400); its trees cost up to ~34 KB a visit
+at 19x19 (`benchmarks.tree_memory`, nothing recorded, every node expanded), ~0.9 GB for 256 trees
+of ~100 visits."""
 
 
 def default_games_per_task(games: int, workers: int | None, device: str = "cpu") -> int:

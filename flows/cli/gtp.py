@@ -27,8 +27,8 @@ from flows.cli.common import DATA_DIR_HELP, DEVICE_HELP, THREADS_HELP, protocol_
 from tasks.app.players import SPECS_HELP
 
 PONDER_HELP = ("root visits at which lz-/kata-analyze stop searching and wait for the next command (default: the "
-               "same ~190 MB of search tree on every board: 20,000 visits on 9x9 at about 9.5 KB each, 11,476 on "
-               "13x13, 5,947 on 19x19 at about 32 KB each)")
+               "same ~217 MB of search tree at most on every board: 20,000 visits on 9x9 at up to about 10.8 KB "
+               "each, 11,660 on 13x13, 6,105 on 19x19 at up to about 35 KB each)")
 
 
 def gtp(

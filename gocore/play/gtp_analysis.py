@@ -42,12 +42,15 @@ KINDS = ("lz", "kata")
 CHUNK = 16  # simulations between looks at stdin: a few tens of milliseconds on a CPU
 ANALYSE_COMMANDS = {"lz-analyze": "lz", "kata-analyze": "kata"}
 GENMOVE_COMMANDS = {"lz-genmove_analyze": "lz", "kata-genmove_analyze": "kata"}
-# Tree memory per root visit, ownership recorded (tracemalloc, a tiny aux net from the empty board,
-# 3,000 visits): 9.4 KB on 9x9, 31.5 KB on 19x19, so about 3 KB + 80 B per point.
-TREE_BYTES_BASE, TREE_BYTES_PER_POINT = 3_000, 80
+# Tree memory per root visit, ownership recorded, every node expanded (`python -m benchmarks.tree_memory`:
+# tracemalloc, tiny aux nets pondering the empty board, 3,000 visits): 10.8 KB on 9x9, 35.4 KB on
+# 19x19, so about 3.7 KB + 88 B per point (rounded up). A bound: a leaf makes its rules state and
+# its own visit counts only when searched again, so a tree holds less (a random net's wide tree
+# 4.0-4.3 KB on 9x9 and 14.0-22.9 KB on 19x19), and how much less depends on the net.
+TREE_BYTES_BASE, TREE_BYTES_PER_POINT = 3_700, 88
 PONDER_LIMIT = 20_000
-"""Root visits at which analysis rests on 9x9 (about 190 MB of tree); `ponder_limit` gives other
-boards the same memory: 5,947 visits on 19x19."""
+"""Root visits at which analysis rests on 9x9 (at most about 217 MB of tree); `ponder_limit` gives
+other boards the same memory: 6,105 visits on 19x19."""
 
 
 def tree_bytes_per_visit(size: int) -> int:

@@ -13,7 +13,7 @@ import pytest
 
 ANALYSIS = [sys.executable, "-m", "flows.cli", "analysis"]
 SIZE = 9
-TREE_MB = 30  # --tree-memory: about 3,100 visits of a 9x9 tree
+TREE_MB = 30  # --tree-memory: about 2,770 visits of a 9x9 tree
 
 
 def katrain_query(query_id: str, moves: list, visits: int = 16, **changes) -> dict:
