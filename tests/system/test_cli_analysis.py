@@ -149,6 +149,9 @@ def test_katrain_pondering_is_terminated_and_the_next_query_answered_within_a_se
 
 
 def test_a_ponder_nobody_terminates_stops_at_the_tree_memory_it_may_use(engine):
+    send(engine, katrain_query("WARM", []))  # the net loads at the first query: measure from a loaded engine
+    while "moveInfos" not in (answer := answers(engine, 1)[0]):  # its warnings first (japanese rules)
+        assert answer["id"] == "WARM" and "warning" in answer
     before = resident_mb(engine)
     send(engine, ponder_query("PONDER:2", []))
     warning, final = answers(engine, 2)
