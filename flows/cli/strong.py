@@ -108,8 +108,8 @@ def step_line(is_recipe: bool, record: dict[str, Any]) -> str:
                                             f"{v['games']} games)" for a, v in r["results"].items()),
              "selfplay": lambda r: f"{r['games']} games, {r['rows']:,} rows",
              "train": lambda r: f"candidate {r['candidate']} {r.get('metrics', {})}",
-             "gate": lambda r: f"{r['rule']} {'' if r['win_rate'] is None else format(r['win_rate'], '.1%')} of "
-                               f"{r['games']}: {'passed' if r['passed'] else 'failed'}",
+             "gate": lambda r: f"{'' if r['win_rate'] is None else format(r['win_rate'], '.1%') + ' of '}"
+                               f"{r['games']} games ({r['rule']} rule): {'passed' if r['passed'] else 'failed'}",
              "promote": lambda r: "promoted" if r["promoted"] else "kept the champion"}
     detail = found.get(record["step"], lambda r: "")(record)
     cpu = f"{float(record.get('cpu_seconds', 0)) / 60:.1f} CPU min"

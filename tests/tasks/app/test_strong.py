@@ -75,3 +75,11 @@ def test_the_recipes_loop_trains_continually_and_a_rerun_may_change_it():
     settings = StrongSettings()
     assert settings.train_from == "latest" and settings.loop_settings("models:/x/1").train_from == "latest"
     assert "train_from" in RESUMABLE  # recipes recorded before it resume, switching to continual training
+
+
+def test_a_gate_line_reads_as_the_candidates_score_not_as_its_threshold():
+    from flows.cli.strong import step_line
+
+    line = step_line(False, {"step": "gate", "generation": 3, "rule": "threshold", "win_rate": 0.47, "games": 100,
+                             "passed": False, "seconds": 60, "cpu_seconds": 90})
+    assert line.endswith("47.0% of 100 games (threshold rule): failed") and line.lstrip().startswith("gen 3 gate")
