@@ -126,3 +126,29 @@ def test_summary_reports_the_clustered_interval_when_given_clusters():
     plain = summarize(scores)
     assert facts["interval"] == "clustered" and plain["interval"] == "wilson" and facts["clusters"] == 50
     assert facts["a_winrate_high"] - facts["a_winrate_low"] > plain["a_winrate_high"] - plain["a_winrate_low"]
+
+
+def test_a_paired_difference_is_tighter_than_two_independent_intervals_when_games_share_openings():
+    from gocore.play.ratings import clustered_interval, paired_difference
+
+    # 40 openings x 2 colours; B wins the first 48 games' worth, A the same plus 12 more
+    b = [1.0 if i < 48 else 0.0 for i in range(80)]
+    a = [1.0 if i < 60 else 0.0 for i in range(80)]
+    clusters = [i // 2 for i in range(80)]
+    paired = paired_difference(a, b, clusters)
+    assert (paired.games, paired.only_a, paired.only_b) == (80, 12, 0)
+    assert paired.difference == pytest.approx(0.15) and paired.low > 0  # every difference has one sign
+    separate = [clustered_interval(scores, clusters) for scores in (a, b)]
+    assert separate[0].low < separate[1].high  # the two intervals overlap: they cannot tell A from B
+    # by hand: d = 1 on games 48..59 (clusters 24..29, two games each), CR1 standard error
+    d = np.array([1.0 if 48 <= i < 60 else 0.0 for i in range(80)])
+    sums = np.array([d[2 * c:2 * c + 2].sum() - 2 * d.mean() for c in range(40)])
+    se = np.sqrt(40 / 39 * (sums ** 2).sum()) / 80
+    assert paired.low == pytest.approx(0.15 - 1.959963984540054 * se)
+
+
+def test_a_paired_difference_refuses_lists_of_other_lengths():
+    from gocore.play.ratings import paired_difference
+
+    with pytest.raises(ValueError, match="equal lengths"):
+        paired_difference([1.0, 0.0], [1.0], [0, 0])
