@@ -221,6 +221,10 @@ def headline(stage: str, facts: dict[str, Any]) -> str:
         return f"{where}, held-out MSE {check['mse']:.3f} vs constant {check['constant_mse']:.3f}"
     if stage == "eval":
         return f"{len(facts.get('pairs', []))} matches, MLflow run {facts.get('mlflow_run')}"
+    if stage == "sl" and facts.get("val_policy_top1") is not None:
+        return f"{where}, validation top-1 {facts['val_policy_top1']:.1%}"
+    if stage == "rollout" and facts.get("val_move_top1") is not None:
+        return f"{where}, held-out top-1 {facts['val_move_top1']:.1%} (uniform {facts.get('uniform_top1', 0.0):.1%})"
     return where
 
 

@@ -186,3 +186,13 @@ def test_the_papers_inputs_policy_nets_on_alphago48_and_the_value_net_on_alphago
     finally:
         player.close()
     assert game.reason in ("two-passes", "resign", "move-cap") and len(game.moves) > 0
+
+
+def test_a_finished_stage_line_says_what_the_stage_found():
+    from flows.alphago import headline
+
+    sl = {"model": {"name": "gozero-9x9-policy", "version": 1}, "step": "sl", "val_policy_top1": 0.481}
+    rollout = {"model": {"name": "gozero-9x9-rollout", "version": 1}, "val_move_top1": 0.307, "uniform_top1": 0.0218}
+    assert headline("sl", sl) == "gozero-9x9-policy/1, validation top-1 48.1%"
+    assert headline("rollout", rollout) == "gozero-9x9-rollout/1, held-out top-1 30.7% (uniform 2.2%)"
+    assert headline("sl", {"model": {"name": "gozero-9x9-policy", "version": 2}}) == "gozero-9x9-policy/2"
