@@ -56,6 +56,17 @@ def wilson_interval(wins: float, games: int, z: float = Z_95) -> tuple[float, fl
     return (0.0 if wins <= 0 else low), (1.0 if wins >= games else high)
 
 
+def _mean_variance_cr1(values: np.ndarray, clusters: Sequence[object]) -> tuple[float, int]:
+    """The cluster-robust (CR1) variance of `values`' mean, and the number of distinct clusters
+    (the variance is meaningless, and returned as inf, with fewer than 2)."""
+    keys = {key: i for i, key in enumerate(dict.fromkeys(clusters))}
+    count, n = len(keys), len(values)
+    if count < 2:
+        return math.inf, count
+    sums = np.bincount([keys[key] for key in clusters], weights=values - values.mean(), minlength=count)  # (C,)
+    return count / (count - 1) * float((sums ** 2).sum()) / n ** 2, count
+
+
 @dataclass(frozen=True)
 class ClusteredInterval:
     """A win rate's 95 % interval when games are correlated within clusters."""
@@ -73,14 +84,11 @@ def clustered_interval(scores: Sequence[float], clusters: Sequence[object], z: f
     cluster-robust variance of the mean over the i.i.d. one (at least 1). At 0 % or 100 % the
     design effect cannot be estimated: the clusters count as the games (the cautious bound)."""
     values, n = np.asarray(scores, float), len(scores)
-    keys = {key: i for i, key in enumerate(dict.fromkeys(clusters))}
     if n == 0:
         return ClusteredInterval(0.0, 1.0, 0, 0.0)
     p = float(values.mean())
-    sums = np.bincount([keys[key] for key in clusters], weights=values - p, minlength=len(keys))  # (C,)
-    count = len(keys)
+    robust, count = _mean_variance_cr1(values, clusters)
     if 0.0 < p < 1.0 and count > 1:
-        robust = count / (count - 1) * float((sums ** 2).sum()) / n ** 2
         effective = n / max(1.0, robust / (p * (1 - p) / n))
     else:
         effective = float(count)
@@ -119,10 +127,8 @@ def paired_difference(a: Sequence[float], b: Sequence[float], clusters: Sequence
         return PairedDifference(0, 0.0, -1.0, 1.0, 0, 0, 0)
     d = first - second
     mean = float(d.mean())
-    keys = {key: i for i, key in enumerate(dict.fromkeys(clusters))}
-    count = len(keys)
-    sums = np.bincount([keys[key] for key in clusters], weights=d - mean, minlength=count)  # (C,)
-    se = math.sqrt(count / (count - 1) * float((sums ** 2).sum())) / n if count > 1 else math.inf
+    variance, count = _mean_variance_cr1(d, clusters)
+    se = math.sqrt(variance) if count > 1 else math.inf
     return PairedDifference(n, mean, max(-1.0, mean - z * se), min(1.0, mean + z * se), count,
                             int((d > 0).sum()), int((d < 0).sum()))
 
