@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import multiprocessing
 import os
 import re
@@ -24,8 +25,10 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner
 
 from gocore.children import die_with_parent, is_main_thread
+from gocore.cpu import descendants, tree_cpu_seconds
 from gocore.errors import GozeroError
 from gocore.malloc import keep_freed_memory
+from tasks.app.steps import remote_cpu
 
 DASK_PORT = 8786  # `dask scheduler`'s default port
 
@@ -92,7 +95,9 @@ def task_runner(workers: int | None = None, dask_address: str | None = None):
     if dask_address:
         from prefect_dask import DaskTaskRunner
 
-        return DaskTaskRunner(address=dask_scheduler(dask_address))
+        address = dask_scheduler(dask_address)
+        remote_cpu(f"dask:{address}", functools.partial(dask_cpu_seconds, address))
+        return DaskTaskRunner(address=address)
     return StoppingProcessPool(max_workers=workers or os.cpu_count() or 1)
 
 
@@ -128,6 +133,30 @@ def dask_scheduler(address: str, timeout: float = 5.0) -> str:
         raise DaskSchedulerError(f"{normalized} is a Dask {kind or 'server'}, not the scheduler: give the address "
                                  "`dask scheduler` printed (its workers connect to it too)")
     return normalized
+
+
+def dask_cpu_seconds(address: str, timeout: float = 10.0) -> float:
+    """CPU seconds so far of the worker processes of the Dask cluster at `address` that are not in
+    this process's tree (those are counted there already: a `LocalCluster`), each with the programs
+    it runs; the step records count their difference. A cluster gone since reads as its last figure."""
+    from distributed import Client
+
+    try:
+        with Client(address, timeout=timeout, set_as_default=False) as client:
+            workers = client.run(_worker_cpu).values()  # (pid, CPU seconds) of each worker
+    except (OSError, TimeoutError):
+        return _dask_readings.get(address, 0.0)
+    mine = set(descendants())
+    _dask_readings[address] = reading = float(sum(cpu for pid, cpu in workers if pid not in mine))
+    return reading
+
+
+def _worker_cpu() -> tuple[int, float]:
+    """Run on a Dask worker: its process id and its tree's CPU seconds."""
+    return os.getpid(), tree_cpu_seconds()
+
+
+_dask_readings: dict[str, float] = {}
 
 
 def _reach(host: str, port: int, timeout: float, address: str) -> None:

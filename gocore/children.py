@@ -22,6 +22,7 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Callable
 
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
@@ -93,3 +94,25 @@ def stop_owned() -> None:
                 process.kill()
             except OSError:
                 pass
+
+
+def stop_fork_server(timeout: float = 10.0) -> bool:
+    """End multiprocessing's fork server, if this process started one, and reap it: the CPU of the
+    pool workers it forked (and reaped) then reaches this process's ``RUSAGE_CHILDREN``, which is
+    all `time` or a parent sees of them. Left running while any of its workers lives (each holds the
+    pipe whose end stops it); a later pool starts a new one. Whether it was stopped."""
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver  # the process-wide one; multiprocessing offers no public stop
+    pid = server._forkserver_pid
+    if pid is None:
+        return False
+    from gocore.cpu import descendants
+
+    deadline = time.monotonic() + timeout
+    while descendants(pid):  # workers still ending (or zombies the server has yet to reap)
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    server._stop()  # closes our end of the "alive" pipe; the server exits; waits for it
+    return True

@@ -25,7 +25,12 @@ import numpy as np
 
 from storage.schemas import PI_DTYPE
 
-START_METHOD = "forkserver"  # not fork: the parent has threads (prefetch, torch) a fork would copy mid-state
+START_METHOD = "spawn"
+"""Not fork: the parent has threads (prefetch, torch) a fork would copy mid-state. Not the fork
+server either: there is one per process, its first starter fixes what it preloads for good, and
+it is the task pools' (`flows.runtime._forked`: torch, Prefect, numba preloaded); a loader that
+started it first left every later pool's workers importing those themselves (issue #39). These
+workers need only numpy and this module, and start once per training run."""
 
 
 def pi_from_bytes(rows: np.ndarray) -> np.ndarray:

@@ -129,3 +129,10 @@ def register_tiny_nets(data: Path, count: int, size: int = 5, champion: int | No
         registry.register(run_id, generation=generation, data=data)
     if champion is not None:
         registry.promote(registry.model_name(size), champion, "test champion", data=data)
+
+
+def preloaded_modules(names: tuple[str, ...]) -> list[bool]:
+    """Which of `names` this process has imported (a pool worker asked what it came with)."""
+    import sys
+
+    return [name in sys.modules for name in names]

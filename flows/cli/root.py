@@ -204,7 +204,9 @@ def _options(
 def main() -> None:
     """Console-script entry point: this process and the workers it starts keep freed memory
     (`gocore.malloc`); Ctrl-C and SIGTERM stop the command cleanly (`handle_interrupts`) and end
-    with one line, however the interrupt surfaced; then the command."""
+    with one line, however the interrupt surfaced; then the command. The fork server its pools
+    forked from ends with it and is reaped, so their CPU reaches whoever timed the command."""
+    from gocore.children import stop_fork_server
     from gocore.malloc import keep_freed_memory
 
     keep_freed_memory()
@@ -216,3 +218,6 @@ def main() -> None:
         if signum is None or (isinstance(error, SystemExit) and error.code in (0, None)):
             raise
         sys.exit(report_interrupt(signum))
+    finally:
+        if interrupted_by() is None:  # interrupted: the server dies with this process (die_with_parent)
+            stop_fork_server()

@@ -5,25 +5,38 @@ stage each) and the strength recipe (expert games, supervised net, anchors) each
 steps whose small JSON facts `storage.loops` records under ``<data>/loops/<run>/steps/``. A step
 already recorded is read back instead of run, so a run killed at any moment and started again
 continues at its first unfinished step. Every record carries the step's wall seconds and CPU
-seconds (this process and its finished children, e.g. a step's process pool).
+seconds: this process and its whole process tree (pool workers forked by the fork server, the GNU Go
+processes they run; `gocore.cpu`), plus the Dask workers a step's tasks ran on (`remote_cpu`).
 """
 
 from __future__ import annotations
 
-import resource
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gocore.cpu import tree_cpu_seconds
 from storage import loops
+
+_remote_meters: dict[str, Callable[[], float]] = {}
 
 
 def cpu_seconds() -> float:
-    """CPU seconds of this process and of its children that have ended (a step's process pool ends
-    with its subflow), user + system: what a step costs on any number of cores."""
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    """CPU seconds, user + system, of this process's tree (live pool workers and the programs they
+    run included) and of the remote workers registered with `remote_cpu` since they were: what a
+    step costs on any number of cores and machines."""
+    return tree_cpu_seconds() + sum(meter() for meter in list(_remote_meters.values()))
+
+
+def remote_cpu(name: str, total: Callable[[], float]) -> None:
+    """Count from now on the CPU of workers outside this process tree (a Dask cluster's): `total()`
+    is their CPU seconds so far, read at every `cpu_seconds`; registered once per `name`, counted
+    from the first reading (so a step that registers them mid-way counts what they spent since)."""
+    if name in _remote_meters:
+        return
+    baseline = total()
+    _remote_meters[name] = lambda: max(total() - baseline, 0.0)  # a restarted worker starts again at 0
 
 
 class Steps:

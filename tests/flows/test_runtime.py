@@ -115,3 +115,24 @@ def test_spawned_workers_are_still_there_when_asked_for(prefect_harness, monkeyp
     monkeypatch.setenv("GOZERO_TEST_VIEW", "spawned")
     seen = views.with_options(task_runner=StoppingProcessPool(max_workers=2))("GOZERO_TEST_VIEW")
     assert {view[1] for view in seen} == {"spawned"}
+
+
+def test_pool_workers_come_preloaded_even_when_the_data_loader_started_its_pool_first(tmp_path: Path):
+    """The fork server is one per process and its first starter fixes what it preloads: the
+    training data loader's pool must not be that starter (a fresh process, as in `gozero train`
+    followed by a pool, or an xdist worker that ran a loader test first; issue #39)."""
+    import subprocess
+    import sys
+
+    code = ("from storage.stream_workers import open_pool\n"
+            "loader = open_pool(2)\n"
+            "assert loader.submit(abs, -1).result() == 1\n"
+            "loader.shutdown()\n"
+            "from flows.runtime import StoppingProcessPool\n"
+            "from tests.helpers import preloaded_modules\n"
+            "with StoppingProcessPool(max_workers=1) as pool:\n"
+            "    print(pool._executor.submit(preloaded_modules, ('torch', 'prefect', 'numba')).result())\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "[True, True, True]"  # came with the fork, not imported by a task

@@ -124,8 +124,8 @@ def test_closing_a_stream_ends_its_worker_processes(sources: dict) -> None:
     before = {p.pid for p in me.children(recursive=True)}
     stream = iter(BatchStream(sources["sgf"], 16, decoder=ROW_DECODER, workers=2, shuffle_buffer=100))
     next(stream), next(stream), next(stream)
-    # The pool's processes are the forkserver's children; the forkserver (ours) lives on for later pools.
-    workers = [p for p in me.children(recursive=True) if p.pid not in before and p.ppid() != me.pid]
+    workers = [p for p in me.children(recursive=True)  # spawned: our children (beside multiprocessing's
+               if p.pid not in before and "resource_tracker" not in " ".join(p.cmdline())]  # resource tracker)
     assert len(workers) == 2
     stream.close()
     _, alive = psutil.wait_procs(workers, timeout=10)

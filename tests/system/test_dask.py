@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from pathlib import Path
 
 import pytest
 
+from gocore.cpu import tree_cpu_seconds
 from gocore.play.match import play_game
 from gocore.rules import sgf
 from gocore.search.agents import RandomAgent
@@ -68,8 +70,10 @@ def test_a_zero_loop_generation_runs_its_games_on_the_cluster(prefect_harness, c
                             min_window=100, batch_size=16, replay=0.5, ladder_opponents=0)
     with Client(cluster.scheduler_address, set_as_default=False) as client:
         pids = client.run(os.getpid)  # worker address -> its process id
+        workers_before = sum(client.run(tree_cpu_seconds).values())
         with get_task_stream(client=client) as stream:
             run_zero_loop(settings, str(data), dask_address=cluster.scheduler_address, device="cpu")
+        workers_spent = sum(client.run(tree_cpu_seconds).values()) - workers_before
     ran = {}  # task name -> the worker processes that ran it
     for record in stream.data:
         ran.setdefault(record["key"].rsplit("-", 1)[0], set()).add(pids[record["worker"]])
@@ -78,6 +82,9 @@ def test_a_zero_loop_generation_runs_its_games_on_the_cluster(prefect_harness, c
 
     gate = loops.read_step(data, "dask-5x5", 1, "gate")
     assert gate["rule"] != "off" and gate["games"] == 4  # gated: every game played, on the cluster
+    # the steps count the cluster's workers (this process's children here: counted once)
+    recorded = sum(record.get("cpu_seconds", 0.0) for record in loops.read_steps(data, "dask-5x5"))
+    assert workers_spent > 0.5 and 0.9 * workers_spent <= recorded < 2 * workers_spent + 60, (recorded, workers_spent)
     promoted = loops.read_step(data, "dask-5x5", 1, "promote")
     assert promoted["promoted"] == gate["passed"]
     versions = registry.list_versions("gozero-5x5", data)
@@ -110,3 +117,57 @@ def test_a_worker_address_is_not_the_scheduler(cluster):
     worker = next(iter(cluster.scheduler_info["workers"]))
     with pytest.raises(DaskSchedulerError, match="is a Dask Worker, not the scheduler"):
         dask_scheduler(worker)
+
+
+@pytest.fixture
+def detached_cluster(tmp_path: Path):
+    """A scheduler and a worker that are not this process's descendants (`setsid -f` re-parents them
+    to init), as on another machine: only the cluster can say what CPU they spent."""
+    import json
+    import signal
+    import subprocess
+    import sys
+
+    bin_dir = Path(sys.executable).parent
+    info, pids = tmp_path / "scheduler.json", tmp_path / "pids"
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    script = (f"{bin_dir}/dask scheduler --host 127.0.0.1 --port 0 --no-dashboard --scheduler-file {info} & "
+              f"echo $! >> {pids}; "
+              f"{bin_dir}/dask worker --scheduler-file {info} --nthreads 1 --no-nanny --no-dashboard & "
+              f"echo $! >> {pids}; wait")
+    subprocess.run(["setsid", "-f", "bash", "-c", script], check=True, **quiet)
+    try:
+        from distributed import Client
+
+        deadline = time.monotonic() + 60
+        while not info.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads(info.read_text())["address"]
+        with Client(address, timeout=30, set_as_default=False) as client:
+            client.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        for pid in map(int, pids.read_text().split() if pids.exists() else []):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+
+
+def test_a_step_counts_the_cpu_of_dask_workers_outside_its_process_tree(detached_cluster: str, tmp_path: Path):
+    from distributed import Client
+
+    from flows.runtime import task_runner
+    from tasks.app.steps import Steps
+
+    def burn(seconds: float) -> int:
+        end, count = time.process_time() + seconds, 0
+        while time.process_time() < end:
+            count += 1
+        return count
+
+    def work() -> dict[str, int]:
+        task_runner(dask_address=detached_cluster)  # a flow's runner: from now on its workers are counted
+        with Client(detached_cluster, set_as_default=False) as client:
+            return {"count": client.submit(burn, 2.0, pure=False).result()}
+
+    record = Steps(tmp_path, "dask-cpu").step("burn", work)
+    assert 1.8 <= record["cpu_seconds"] < 30, record  # the worker's 2 s (no descendant: the tree missed it)
