@@ -6,13 +6,13 @@
     for k in 1, 2, ...: while the learning CPU spent is under the budget
         loop k  one zero-loop generation warm-started from the supervised net (subflow
                 `zero-loop`): Gumbel self-play, training with expert rows in every batch, the gate
-        anchors-k   a newly promoted champion against the anchors
+        anchors-k   a newly promoted champion against the anchors (every `anchor_every` generations)
     curve       Elo (anchored at the first anchor) against CPU hours in an MLflow run, GNU Go
                 levels as horizontal lines
 
 Every stage is a step (`tasks.app.steps`): a run killed at any moment and started again continues at
 its first unfinished step, and a finished run given a larger `budget_cpu_hours` goes on. CPU is
-counted per step (this process and its finished children: pools, GNU Go); anchor games only
+counted per step across the process tree (pool workers, GNU Go; `gocore.cpu`); anchor games only
 measure and are reported beside the budget, not in it.
 """
 
@@ -68,9 +68,8 @@ def strong(settings: StrongSettings = StrongSettings(), data_dir: str | None = N
                 break
             zero_loop.with_options(task_runner=runner)(replace(loop, generations=generation), str(data), workers,
                                                        dask_address, device, inference_device=inference_device)
-            promoted = loops.read_step(data, settings.name, generation, "promote")
-            if promoted and promoted["promoted"]:
-                _rate(settings, data, champion(loop, data).uri, generation, runner, workers, inference_device)
+            if generation % settings.anchor_every == 0 and not _is_rated(data, settings, current := champion(loop, data).uri):
+                _rate(settings, data, current, generation, runner, workers, inference_device)
     return publish_curve(settings, data)
 
 
@@ -113,6 +112,12 @@ def _anchors(settings: StrongSettings, data: Path, model: str, generation: int, 
                            "low": round(summary["a_winrate_low"], 4), "high": round(summary["a_winrate_high"], 4),
                            "match": match}
     return {"model": model, "results": results}
+
+
+def _is_rated(data: Path, settings: StrongSettings, model: str) -> bool:
+    """Whether `model` has played the anchors already (as the champion of an earlier generation)."""
+    return any(record["step"] == "anchors" and record.get("model") == model
+               for record in loops.read_steps(data, settings.recipe))
 
 
 def _is_spent(settings: StrongSettings, data: Path, generation: int) -> bool:

@@ -19,7 +19,7 @@ from gocore.nn.training import TrainConfig
 from storage.gnugo_source import parse_gnugo_source
 from tasks.app.loop_settings import LoopSettings
 
-RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "train_from"})
+RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "anchor_every", "train_from"})
 """Settings a rerun may change: a recipe can be continued later with a larger budget."""
 MEASURING_STEPS = frozenset({"anchors", "ladder"})
 """Steps that only measure strength: not counted in the budget (reported beside it)."""
@@ -81,6 +81,10 @@ class StrongSettings:
     """Games against each anchor (pairs of openings with both colours)."""
     anchor_sims: int = 64
     """Simulations per move of our nets in anchor games."""
+    anchor_every: int = 1
+    """Rate the champion against the anchors after every k-th generation (when it is new since the
+    last rating): with the gate off every generation promotes, and 40 games against GNU Go level 10
+    cost about as much as a generation's self-play."""
     budget_cpu_hours: float = 4.0
     """No generation starts once expert games, training, self-play and gates have spent this much CPU."""
     seed: int = 0
@@ -91,8 +95,8 @@ class StrongSettings:
         if not sources or any(source.size != self.size for source in sources):
             raise ValueError(f"expert sources must be GNU Go games on {self.size}x{self.size}: {self.expert}")
         get_encoder(self.encoder)
-        if self.budget_cpu_hours <= 0 or self.sl_steps < 1 or self.anchor_games < 0:
-            raise ValueError("budget_cpu_hours must be > 0, sl_steps >= 1 and anchor_games >= 0")
+        if self.budget_cpu_hours <= 0 or self.sl_steps < 1 or self.anchor_games < 0 or self.anchor_every < 1:
+            raise ValueError("budget_cpu_hours must be > 0, sl_steps >= 1, anchor_games >= 0 and anchor_every >= 1")
         self.loop_settings("models:/check/1")  # the loop's own checks, now
 
     @property
@@ -129,6 +133,8 @@ class StrongSettings:
                   for key, value in dataclasses.asdict(self).items()}
         if not self.pass_when_settled:
             del record["pass_when_settled"]
+        if self.anchor_every == 1:
+            del record["anchor_every"]
         return record
 
 
