@@ -80,7 +80,7 @@ def alphago(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs")] = False,
 ) -> None:
     """Run the AlphaGo pipeline: SL policy, rollout policy, RL policy, value net, evaluation."""
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     from flows.alphago import parse_stages
     from storage import layout
     from tasks.app.sizes import resolve_size

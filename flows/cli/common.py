@@ -10,8 +10,10 @@ import logging
 import os
 import signal
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import TextIO
 
 import typer
@@ -103,13 +105,32 @@ def report_interrupt(signum: int) -> int:
     return 128 + signum
 
 
-def quiet_prefect(verbose: bool) -> None:
-    """Keep Prefect's console logs out of the CLI's output unless asked; call before importing it."""
+def quiet_prefect(verbose: bool, data_dir: Path | None = None) -> None:
+    """Keep Prefect's console logs out of the CLI's output unless asked, and Prefect's home (the
+    temporary server's database and log) under the data dir unless $PREFECT_HOME or
+    $PREFECT_API_URL says otherwise; a home that cannot be written exits with one line. Call before
+    importing Prefect: on import it creates its home, and says so on the terminal when it cannot."""
     os.environ.setdefault("PREFECT_LOGGING_LEVEL", "INFO" if verbose else "CRITICAL")
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     if not verbose:  # Prefect's queue services log under their class names, outside the "prefect" logger:
         for service in PREFECT_SERVICE_LOGGERS:  # "EventsWorker - Still processing items" trailed errors
             logging.getLogger(service).setLevel(logging.CRITICAL)
+    if os.environ.get("PREFECT_API_URL"):
+        return  # a server of the user's: nothing of Prefect's is written here
+    mine = not os.environ.get("PREFECT_HOME")
+    if mine:
+        from storage import layout
+
+        os.environ["PREFECT_HOME"] = str(layout.prefect_home(layout.data_dir(data_dir)))
+    home = Path(os.environ["PREFECT_HOME"]).expanduser()
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=home):
+            pass
+    except OSError as error:
+        fix = "give a writable --data-dir (or $GOZERO_DATA)" if mine else "give a writable $PREFECT_HOME"
+        raise fail(f"cannot write {home} ({'the data dir' if mine else '$PREFECT_HOME'}): "
+                   f"{error.strerror or error}; {fix}") from None
 
 
 PREFECT_SERVICE_LOGGERS = ("EventsWorker", "APILogWorker")

@@ -69,7 +69,7 @@ def evaluate(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --workers)")] = False,
 ) -> None:
     """Play a match between two players, live, and print the win rate, Elo and gate decision."""
-    quiet_prefect(verbose)  # before Prefect is imported: its console logs would tear through the live score
+    quiet_prefect(verbose, data_dir)  # before Prefect is imported: its console logs would tear through the live score
     from gocore.play.match import MatchConfig
     from gocore.play.ratings import SprtConfig
     from storage import layout, matches

@@ -45,7 +45,7 @@ def ladder(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (with --play)")] = False,
 ) -> None:
     """Print the Elo ladder (random = 0) of every player with games on this board size."""
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     from storage import layout
     from tasks.app.sizes import resolve_size
     from tasks.ladder import Ladder, ladder_rows

@@ -89,7 +89,7 @@ def loop(
 ) -> None:
     """Run the AlphaGo Zero loop: self-play, train, gate, promote, generation after generation."""
     params = dict(locals())
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     from tasks.app.loop_presets import loop_settings
     from tasks.app.loop_settings import LoopSettings
     from tasks.app.overrides import dataclass_changes
@@ -260,7 +260,7 @@ def run(
     import time
 
     started = time.monotonic()
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     from flows.main_job import MainJobResult, loop_minutes, main_job
     from flows.runtime import prefect_api
     from storage import layout

@@ -132,7 +132,7 @@ def ingest(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     from gocore.nn.encode import EncodeOptions
     from tasks.app.sizes import resolve_size
 

@@ -51,7 +51,7 @@ def selfplay(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Play self-play games with one model into <data>/selfplay/gen=K (Parquet rows + SGF)."""
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     from flows.selfplay import finished_generation
     from gocore.nn.features import get_encoder
     from storage import layout

@@ -41,7 +41,7 @@ def strong(
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
     """Train the strongest net the budget allows: imitate GNU Go, then self-play with the gate on."""
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     from storage import layout
     from tasks.app.overrides import dataclass_changes
     from tasks.app.sizes import resolve_size

@@ -61,7 +61,7 @@ def train_command(
 ) -> None:
     """Train a policy, value or dual net on a dataset or on self-play generations; register it in
     MLflow and print its URI."""
-    quiet_prefect(verbose)
+    quiet_prefect(verbose, data_dir)
     if (dataset is None) == (selfplay is None):
         raise fail("give --dataset NAME or --selfplay GENERATIONS (one of them)")
     if flow and (set_ or aux_heads or init_from):
