@@ -191,34 +191,37 @@ def while_polling(run: Callable[[], T], show: Callable[[list[dict]], None], reco
 
 
 class StepLines:
-    """Off a terminal: one plain line per step that finishes, with its generation's full figures."""
+    """Off a terminal: a line for what each step adds as it finishes (`step_news`: a step with
+    nothing new prints nothing), and one line for each generation that finishes."""
 
     def __init__(self, already: list[dict]):
         self.seen = {(record["generation"], record["step"]) for record in already}
 
     def print_new(self, records: list[dict]) -> None:
-        from tasks.app.loop_view import generation_rows
-
-        rows = {row.generation: row for row in generation_rows(records)}
-        for record in records:
-            key = (record["generation"], record["step"])
-            if key not in self.seen:
-                self.seen.add(key)
-                console.print(step_line(record["step"], rows[int(record["generation"])]), soft_wrap=True,
-                              highlight=False, markup=False)
+        for line in new_lines(records, self.seen):
+            console.print(line, soft_wrap=True, highlight=False, markup=False)
 
 
-def step_line(step: str, row: GenerationRow) -> str:
-    """"gen 2 train done: champion gozero-9x9/1, games 200, rows 9,876, loss 2.3456, ...": every figure
-    known so far, in full."""
-    figures = [("champion", row.champion), ("games", f"{row.games:,}"), ("rows", f"{row.rows:,}"),
-               ("loss", row.loss), ("val top1", row.val_top1), ("val mse", row.val_mse),
-               ("candidate", row.candidate), ("gate", row.gate),
-               ("promoted", None if row.promoted is None else "yes" if row.promoted else "no"),
-               ("Elo", row.elo), ("minutes", f"{row.minutes:.2f}")]
-    shown = [f"{name} {value:.4f}" if isinstance(value, float) else f"{name} {value}"
-             for name, value in figures if value not in (None, "")]
-    return f"gen {row.generation} {step} done: " + ", ".join(shown)
+def new_lines(records: list[dict], seen: set[tuple[int, str]], prefix: str = "") -> list[str]:
+    """The lines of the records not in `seen` (which they join): each step's news, then, once a
+    generation's last step is in, the generation's own line."""
+    from tasks.app.loop_view import generation_line, generation_rows, is_generation_done, step_news
+
+    by_generation: dict[int, dict[str, dict]] = {}
+    for record in records:
+        by_generation.setdefault(int(record["generation"]), {})[record["step"]] = record
+    rows = {row.generation: row for row in generation_rows(records)}
+    lines = []
+    for record in records:
+        generation, key = int(record["generation"]), (record["generation"], record["step"])
+        if key in seen:
+            continue
+        seen.add(key)
+        if news := step_news(record, by_generation[generation]):
+            lines.append(f"{prefix}gen {generation} {record['step']}: {news}")
+        if is_generation_done(record["step"]):
+            lines.append(prefix + generation_line(rows[generation], by_generation[generation]))
+    return lines
 
 
 NARROW_DROPS = ("last step", "candidate", "val mse", "loss", "rows", "Elo", "promoted", "games", "val top1")

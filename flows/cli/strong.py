@@ -73,18 +73,20 @@ def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address
                     devices: tuple[str, str]) -> dict[str, Any]:
     """The flow (training on `devices[0]`, games on `devices[1]`), printing one line per step record
     as it appears (on a terminal or off one)."""
+    from flows.cli.loop import new_lines
     from flows.strong import run_strong
     from storage import loops
 
-    seen: set[tuple[str, int, str]] = set()
+    seen: set[tuple[int, str]] = set()  # the recipe's steps
+    seen_loop: set[tuple[int, str]] = set()
 
     def report() -> None:
-        for run in (settings.recipe, settings.name):
-            for record in loops.read_steps(data, run):
-                key = (run, int(record["generation"]), record["step"])
-                if key not in seen:
-                    seen.add(key)
-                    console.print(step_line(run == settings.recipe, record), soft_wrap=True)
+        for record in loops.read_steps(data, settings.recipe):
+            if (key := (int(record["generation"]), record["step"])) not in seen:
+                seen.add(key)
+                console.print(step_line(record), soft_wrap=True)
+        for line in new_lines(loops.read_steps(data, settings.name), seen_loop):
+            console.print(line, soft_wrap=True, highlight=False, markup=False)
 
     stop = threading.Event()
     thread = threading.Thread(target=lambda: [report() for _ in iter(lambda: stop.wait(1.0), True)], daemon=True)
@@ -99,21 +101,18 @@ def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address
         report()
 
 
-def step_line(is_recipe: bool, record: dict[str, Any]) -> str:
-    """One finished step as a plain line: where, what, its time and what it found."""
-    where = "recipe" if is_recipe else f"gen {record['generation']}"
+def step_line(record: dict[str, Any]) -> str:
+    """One finished step of the recipe's own (expert games, supervised net, anchors) as a plain
+    line: what, its time and what it found (the loop's steps: `flows.cli.loop.new_lines`)."""
     found = {"expert": lambda r: f"{r['games']:,} games, {r['rows']:,} rows",
              "supervised": lambda r: f"{r['model']} {r.get('metrics', {})}",
-             "anchors": lambda r: "; ".join(f"vs {a}: {v['win_rate']:.1%} ({v['low']:.1%}-{v['high']:.1%}, "
-                                            f"{v['games']} games)" for a, v in r["results"].items()),
-             "selfplay": lambda r: f"{r['games']} games, {r['rows']:,} rows",
-             "train": lambda r: f"candidate {r['candidate']} {r.get('metrics', {})}",
-             "gate": lambda r: f"{'' if r['win_rate'] is None else format(r['win_rate'], '.1%') + ' of '}"
-                               f"{r['games']} games ({r['rule']} rule): {'passed' if r['passed'] else 'failed'}",
-             "promote": lambda r: "promoted" if r["promoted"] else "kept the champion"}
+             "anchors": lambda r: f"{r['model']}: " + "; ".join(
+                 f"vs {a}: {v['win_rate']:.1%} ({v['low']:.1%}-{v['high']:.1%}, {v['games']} games)"
+                 for a, v in r["results"].items())}
     detail = found.get(record["step"], lambda r: "")(record)
     cpu = f"{float(record.get('cpu_seconds', 0)) / 60:.1f} CPU min"
-    return f"{where:>8} {record['step']:<10} {float(record.get('seconds', 0)) / 60:6.1f} min {cpu:>14}  {detail}"
+    where = f"gen {record['generation']}" if record["step"] == "anchors" else "recipe"
+    return f"{where} {record['step']}: {float(record.get('seconds', 0)) / 60:.1f} min, {cpu}; {detail}"
 
 
 def _print_curve(result: dict[str, Any]) -> None:

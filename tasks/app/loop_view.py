@@ -91,3 +91,49 @@ def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
         step=last[-1] if last else "",
         elo="" if rated.get("elo") is None else f"{rated['elo']:+.0f}" + (
             f" ± {1.96 * rated['elo_stderr']:.0f} (95 %)" if rated.get("elo_stderr") else ""))
+
+
+def step_news(record: dict[str, Any], generation: dict[str, dict[str, Any]]) -> str | None:
+    """What finished step `record` adds, as a log reader wants it in a line of its own; None when it
+    adds nothing new (the start, a gate that is off, a promotion the gate already decided, a resign
+    threshold unchanged, no ladder games). `generation`: every step record of its generation so far."""
+    step = record["step"]
+    if step == "selfplay":
+        return f"{int(record['games']):,} games, {int(record['rows']):,} rows, mean length {record.get('mean_length', '?')}"
+    if step == "train":
+        metrics = record.get("metrics", {})
+        shown = [f"{name} {metrics[key]:.4f}" for key, name in
+                 (("train/loss", "loss"), ("val/policy_top1", "val top1"), ("val/value_mse", "val mse")) if key in metrics]
+        return ", ".join([f"candidate {record['candidate']}", *shown])
+    if step == "gate":
+        if record["rule"] == "off":
+            return None
+        share = "" if record.get("win_rate") is None else f"{record['win_rate']:.1%} of "
+        return f"{share}{record['games']} games ({record['rule']} rule): {'passed' if record['passed'] else 'failed'}"
+    if step == "promote":
+        gate = generation.get("gate", {})
+        return f"champion {record['champion']}" if record["promoted"] and gate.get("rule") != "off" else None
+    if step == "calibrate":
+        before = generation.get("start", {}).get("resign_threshold")
+        after = record.get("resign_threshold")
+        return None if before is None or after is None or after == before else f"resign threshold {before:.3f} -> {after:.3f}"
+    if step == "ladder" and record.get("played") and record.get("elo") is not None:
+        stderr = record.get("elo_stderr")
+        return f"Elo {record['elo']:+.0f}" + (f" ± {1.96 * stderr:.0f} (95 %)" if stderr else "")
+    return None
+
+
+def generation_line(row: GenerationRow, records: dict[str, dict[str, Any]]) -> str:
+    """A finished generation in one line: who played, what it made, the verdict, the time spent."""
+    cpu = sum(float(r.get("cpu_seconds", 0.0)) for r in records.values()) / 60
+    verdict = {"": "", "off": "gate off"}.get(row.gate, f"gate {row.gate}")
+    figures = [f"champion {row.champion}", f"{row.games:,} games", f"{row.rows:,} rows",
+               f"candidate {row.candidate}" if row.candidate else "", verdict,
+               "promoted" if row.promoted else "kept the champion" if row.promoted is False else "",
+               f"Elo {row.elo}" if row.elo else "", f"{row.minutes:.1f} min ({cpu:.1f} CPU min)"]
+    return f"gen {row.generation} done: " + ", ".join(figure for figure in figures if figure)
+
+
+def is_generation_done(step: str) -> bool:
+    """Whether `step` is a generation's last."""
+    return step == STEPS[-1]

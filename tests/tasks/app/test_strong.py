@@ -78,8 +78,8 @@ def test_the_recipes_loop_trains_continually_and_a_rerun_may_change_it():
 
 
 def test_a_gate_line_reads_as_the_candidates_score_not_as_its_threshold():
-    from flows.cli.strong import step_line
+    from flows.cli.loop import new_lines
 
-    line = step_line(False, {"step": "gate", "generation": 3, "rule": "threshold", "win_rate": 0.47, "games": 100,
-                             "passed": False, "seconds": 60, "cpu_seconds": 90})
-    assert line.endswith("47.0% of 100 games (threshold rule): failed") and line.lstrip().startswith("gen 3 gate")
+    gate = {"step": "gate", "generation": 3, "rule": "threshold", "win_rate": 0.47, "games": 100, "passed": False,
+            "seconds": 60, "cpu_seconds": 90}
+    assert new_lines([gate], set()) == ["gen 3 gate: 47.0% of 100 games (threshold rule): failed"]
