@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
+from collections.abc import Iterator
 from pathlib import Path
 
 from storage.catalog import CATALOG
@@ -65,3 +67,76 @@ def dataset_size(dataset: Path) -> int | None:
     except (datasets.DatasetError, OSError, ValueError, AttributeError):
         return None
     return size if isinstance(size, int) else None
+
+
+_SGF_SIZE = re.compile(rb"SZ\s*\[\s*(\d+)\s*(?::\s*(\d+)\s*)?\]")
+_GAME_START = re.compile(rb"\(\s*;")
+SGF_DEFAULT_SIZE = 19  # FF[4]: a game without SZ is 19x19
+
+
+def local_game_sizes(text: str, data: Path | None = None) -> Counter[int] | None:
+    """{board size: games} of the SGF games in a local source (a folder, searched recursively, an
+    SGF file or a zip/tar archive of them; ``data:PATH`` and ``file://`` too), from each game's SZ
+    (19 when it has none; a rectangular board counts as -1); None for a remote, catalog or GNU Go
+    source, or a path that does not exist (the ingest says what is wrong with it)."""
+    path = _local_path(text, data)
+    if path is None or not path.exists():
+        return None
+    counts: Counter[int] = Counter()
+    for content in _sgf_contents(path):
+        sizes = [int(width) if not height or width == height else -1 for width, height in _SGF_SIZE.findall(content)]
+        games = len(_GAME_START.findall(content))
+        counts.update(sizes + [SGF_DEFAULT_SIZE] * max(0, games - len(sizes)))
+    return counts
+
+
+def _local_path(text: str, data: Path | None) -> Path | None:
+    from urllib.parse import urlparse
+    from urllib.request import url2pathname
+
+    from storage.catalog import DATA_PREFIX, data_path
+
+    text = text.strip()
+    scheme = urlparse(text).scheme.lower()
+    if scheme == "file":
+        return Path(url2pathname(urlparse(text).path))
+    if text.startswith(DATA_PREFIX):
+        return data_path(text, data)
+    if scheme in {"http", "https"} or _GNUGO.match(text.lower()) and not Path(text).exists():
+        return None
+    return Path(text).expanduser()
+
+
+def _sgf_contents(path: Path) -> Iterator[bytes]:
+    """The bytes of every SGF game file in a folder (recursively), an SGF file (``.sgf.gz`` too) or
+    a zip/tar archive; a file that cannot be read is left to the ingest, which reports it."""
+    import gzip
+    import tarfile
+    import zipfile
+
+    from storage.archives import archive_kind, sgf_suffix
+
+    def unzipped(name: str, content: bytes) -> bytes:
+        return gzip.decompress(content) if name.lower().endswith(".gz") else content
+
+    if path.is_dir():
+        for file in sorted(path.rglob("*")):
+            if file.is_file() and archive_kind(file.name):
+                yield from _sgf_contents(file)
+        return
+    kind = archive_kind(path.name)
+    try:
+        if kind == "zip":
+            with zipfile.ZipFile(path) as archive:
+                for info in archive.infolist():
+                    if not info.is_dir() and sgf_suffix(info.filename):
+                        yield unzipped(info.filename, archive.read(info))
+        elif kind == "tar":
+            with tarfile.open(path) as archive:
+                for member in archive:
+                    if member.isfile() and sgf_suffix(member.name) and (opened := archive.extractfile(member)):
+                        yield unzipped(member.name, opened.read())
+        elif kind == "sgf":
+            yield unzipped(path.name, path.read_bytes())
+    except (OSError, EOFError, zipfile.BadZipFile, tarfile.TarError):
+        return

@@ -10,7 +10,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -123,14 +122,22 @@ def quiet_prefect(verbose: bool, data_dir: Path | None = None) -> None:
 
         os.environ["PREFECT_HOME"] = str(layout.prefect_home(layout.data_dir(data_dir)))
     home = Path(os.environ["PREFECT_HOME"]).expanduser()
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=home):
-            pass
-    except OSError as error:
+    if (problem := unwritable(home)) is not None:
         fix = "give a writable --data-dir (or $GOZERO_DATA)" if mine else "give a writable $PREFECT_HOME"
-        raise fail(f"cannot write {home} ({'the data dir' if mine else '$PREFECT_HOME'}): "
-                   f"{error.strerror or error}; {fix}") from None
+        raise fail(f"cannot write {home} ({'the data dir' if mine else '$PREFECT_HOME'}): {problem}; {fix}")
+
+
+def unwritable(path: Path) -> str | None:
+    """Why `path` could not be created or written (its nearest existing ancestor is a file, or not
+    writable: a read-only mount, no permission), else None; creates nothing."""
+    existing = path
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is not a directory"
+    if not os.access(existing, os.W_OK | os.X_OK):
+        return f"{existing} is not writable"
+    return None
 
 
 PREFECT_SERVICE_LOGGERS = ("EventsWorker", "APILogWorker")

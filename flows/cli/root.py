@@ -120,8 +120,9 @@ def ingest(
                                          "policy / value input) or oneplane")] = "agz17",
     augment: Annotated[str, typer.Option(help="all8, random1 or none")] = "all8",
     size: Annotated[int | None, typer.Option(min=5, max=19, help=f"keep games of this board size (default: the "
-                                             f"size the sources name, else {DEFAULT_SIZE}; one they contradict is "
-                                             "refused)")] = None,
+                                             "one size the sources name or their games say, else "
+                                             f"{DEFAULT_SIZE}; sources of several sizes need it; a size GNU Go or "
+                                             "catalog sources contradict is refused)")] = None,
     handicap: Annotated[bool, typer.Option(help="keep handicap games")] = True,
     min_moves: Annotated[int, typer.Option(min=0, help="refuse games with fewer moves")] = 1,
     require_result: Annotated[bool, typer.Option(help="refuse games without a known winner")] = True,
@@ -134,10 +135,10 @@ def ingest(
     """Download SGF sources and encode them to a Parquet dataset (flows/ingest.py)."""
     quiet_prefect(verbose, data_dir)
     from gocore.nn.encode import EncodeOptions
-    from tasks.app.sizes import resolve_size
+    from tasks.app.sizes import resolve_ingest_size
 
     with user_errors():  # before any game is fetched or played
-        size = resolve_size(size, *sources)
+        size = resolve_ingest_size(size, sources, data_dir)
     try:
         options = EncodeOptions(encoder=encoder, augment=augment, size=size, allow_handicap=handicap,
                                 min_moves=min_moves, require_result=require_result)

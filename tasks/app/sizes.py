@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from gocore.errors import GozeroError
-from storage.sizes import dataset_size, model_size, source_size
+from storage.sizes import dataset_size, local_game_sizes, model_size, source_size
 
 DEFAULT_SIZE = 9
 """The board size of a command whose --size is not given and whose inputs name none."""
@@ -52,3 +52,27 @@ def resolve_size(given: int | None, *specs: str | None, datasets: Iterable[Path]
     if given is not None:
         return given
     return named[0][1] if named else DEFAULT_SIZE
+
+
+def resolve_ingest_size(given: int | None, sources: Iterable[str], data: Path | None = None) -> int:
+    """The board size an ingest keeps: `given` (games of other sizes are refused one by one, with
+    their reason); else the one size its sources name (GNU Go, catalogs) and its local games say
+    (folders, archives, SGF files: their SZ), else DEFAULT_SIZE. Sources of several sizes without
+    `given`: SizeError naming the sizes found and their games."""
+    sources = list(sources)
+    if given is not None:
+        return resolve_size(given, *sources)
+    found: dict[int, int] = {}
+    if any(size_of(source) for source in sources):
+        found[resolve_size(None, *sources)] = 0  # named by the sources (SizeError if they disagree)
+    for source in sources:
+        for size, games in (local_game_sizes(source, data) or {}).items():
+            found[size] = found.get(size, 0) + games
+    if len(found) > 1:
+        listed = ", ".join(f"{size}x{size} ({games:,} games)" if games else f"{size}x{size} (named)"
+                           for size, games in sorted(found.items()) if size > 0)
+        odd = f", {found[-1]:,} on rectangular boards" if -1 in found else ""
+        raise SizeError(f"the sources hold games of several board sizes: {listed}{odd}; "
+                        "give --size N to ingest the games of one size")
+    only = next(iter(found), DEFAULT_SIZE)
+    return only if only > 0 else DEFAULT_SIZE

@@ -57,3 +57,49 @@ def test_play_takes_its_size_from_a_model_directory(tmp_path):
                                       "--data-dir", str(tmp_path)], terminal_width=300)
     assert result.exit_code == 0, result.output
     assert "(white), 5x5" in result.output  # no --size: the model's, not 9
+
+
+def write_games(folder, sizes: list[int]) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for index, size in enumerate(sizes):
+        (folder / f"g{index}.sgf").write_text(f"(;GM[1]FF[4]SZ[{size}]KM[7.5]RE[B+R];B[aa];W[bb];B[cc])")
+
+
+def test_an_ingest_takes_the_one_size_its_local_games_say(tmp_path):
+    from tasks.app.sizes import resolve_ingest_size
+
+    write_games(tmp_path / "fives", [5, 5, 5])
+    write_games(tmp_path / "data" / "selfplay" / "gen=0" / "games", [7, 7])
+    (tmp_path / "noSZ.sgf").write_text("(;GM[1]FF[4];B[aa])(;GM[1]FF[4];B[bb])")  # no SZ: 19x19, twice
+    assert resolve_ingest_size(None, [str(tmp_path / "fives")]) == 5
+    assert resolve_ingest_size(None, ["data:selfplay/gen=0/games"], tmp_path / "data") == 7
+    assert resolve_ingest_size(None, [str(tmp_path / "noSZ.sgf")]) == 19
+    assert resolve_ingest_size(9, [str(tmp_path / "fives")]) == 9  # asked: other sizes are refused game by game
+    assert resolve_ingest_size(None, ["https://example.org/games.zip"]) == 9  # unknown until fetched
+
+
+def test_an_ingest_of_games_of_several_sizes_names_them_in_one_line(tmp_path):
+    import zipfile
+
+    write_games(tmp_path / "mixed", [9, 9, 13])
+    with zipfile.ZipFile(tmp_path / "mixed" / "more.zip", "w") as archive:
+        archive.writestr("a/x.sgf", "(;GM[1]SZ[13];B[aa])")
+    result = CliRunner().invoke(app, ["ingest", str(tmp_path / "mixed"), "--dataset", "d", "--data-dir",
+                                      str(tmp_path / "data")], terminal_width=300)
+    assert result.exit_code == 1 and result.output.count("\n") == 1, result.output
+    assert "several board sizes: 9x9 (2 games), 13x13 (2 games); give --size N" in result.output
+    assert not (tmp_path / "data").exists()
+
+
+def test_self_play_games_of_5x5_ingest_without_a_size(prefect_harness, tmp_path):
+    from storage import datasets
+
+    data = tmp_path / "data"
+    played = CliRunner().invoke(app, ["selfplay", "--model", "uniform", "--games", "4", "--sims", "2", "--size", "5",
+                                      "--workers", "1", "--data-dir", str(data)], terminal_width=300)
+    assert played.exit_code == 0, played.output
+    result = CliRunner().invoke(app, ["ingest", "data:selfplay/gen=0/games", "--dataset", "d", "--workers", "1",
+                                      "--data-dir", str(data)], terminal_width=300)
+    assert result.exit_code == 0, result.output  # all 4 were refused as "filter:size" (the filters were --size 9)
+    manifest = datasets.read_manifest(data / "datasets" / "d")
+    assert manifest["options"]["size"] == 5 and manifest["games_accepted"] == 4 and manifest["games_refused"] == 0
