@@ -55,13 +55,16 @@ def model_name(board_size: int, family: str = "dual") -> str:
 
 @mlflow_errors
 def register(run_id: str, *, generation: int | None = None, dataset: str | None = None,
-             dataset_key: str | None = None, tags: Mapping[str, str] | None = None, data: Path | None = None) -> int:
-    """Register the run's model/ as a version of `model_name(board size, family)`; the version number.
-    `dataset_key` (the content key of the dataset's build it was trained on) is tagged beside the
-    dataset's name, so a dataset rebuilt later under the same name is seen not to be the model's."""
+             dataset_key: str | None = None, tags: Mapping[str, str] | None = None, data: Path | None = None,
+             name: str | None = None) -> int:
+    """Register the run's model/ as a version of `name` (default `model_name(board size, family)`);
+    the version number. `dataset_key` (the content key of the dataset's build it was trained on) is
+    tagged beside the dataset's name, so a dataset rebuilt later under the same name is seen not to
+    be the model's."""
     store = client(data)
     run, net = store.get_run(run_id), _logged_net_config(store, run_id)
-    family, name = net.get("family", "dual"), model_name(net["board_size"], net.get("family", "dual"))
+    family = net.get("family", "dual")
+    name = name or model_name(net["board_size"], family)
     with contextlib.suppress(MlflowException):  # it exists (perhaps a racing process made it)
         store.create_registered_model(name)
     if done := store.search_model_versions(f"name = '{name}' and run_id = '{run_id}'"):

@@ -24,6 +24,7 @@ from flows.cli.common import (
     checked_device,
     fail,
     protocol_streams,
+    shipped_ready,
     use_threads,
     user_errors,
 )
@@ -46,6 +47,7 @@ def analysis(
     from tasks.app.sizes import resolve_size
 
     checked_device(device)
+    model = shipped_ready(data_dir, model)[0]
     with user_errors():
         given, size = size, resolve_size(size, model)
     with protocol_streams() as (stdin, stdout):

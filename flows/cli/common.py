@@ -144,6 +144,18 @@ PREFECT_SERVICE_LOGGERS = ("EventsWorker", "APILogWorker")
 """Loggers of Prefect's background queues (`prefect._internal.concurrency.services`, named by class)."""
 
 
+def shipped_ready(data_dir: Path | None, *specs: str | None) -> list[str | None]:
+    """`specs` as given, but a spec naming the net that ships with gozero (``shipped``,
+    ``models:/gozero-9x9-shipped...``) registered in the data dir first (once) and made a
+    ``models:/`` URI (`storage.shipped.prepared`); a size that ships no net is one line."""
+    if not any(spec and "shipped" in spec for spec in specs):
+        return list(specs)
+    from storage.shipped import prepared
+
+    with user_errors():
+        return [spec if spec is None else prepared(spec, data_dir) for spec in specs]
+
+
 def use_threads(threads: int | None) -> int:
     """Set torch's thread count for this command (`gocore.nn.device.set_threads`); call only where
     torch runs anyway, since it imports torch."""

@@ -31,6 +31,7 @@ from flows.cli.common import (
     console,
     fail,
     quiet_prefect,
+    shipped_ready,
     use_threads,
     user_errors,
 )
@@ -79,6 +80,7 @@ def evaluate(
 
     here = workers == 0 and not dask_address
     device = checked_device(device or ("auto" if here else "cpu"))
+    black, white = shipped_ready(data_dir, black, white)
     with user_errors():
         size = resolve_size(size, black, white)
     settings = MatchSettings(black, white, games, sims, MatchConfig(size, komi, max_moves, seed, opening), gtp_timeout,

@@ -65,6 +65,10 @@ def gtp(
             choose_device(device)
         if agent is not None:
             parse_player(agent)
+        if model is not None:  # the net that ships with gozero: registered in the data dir on first use
+            from storage.shipped import prepared
+
+            model = prepared(model, data_dir)
         resolve_size(size, agent or model)
     except GozeroError as error:
         raise _fail(str(error)) from None

@@ -21,6 +21,7 @@ from flows.cli.common import (
     checked_device,
     console,
     quiet_prefect,
+    shipped_ready,
     user_errors,
 )
 from flows.cli.fields import declared_fields, field_option
@@ -53,6 +54,7 @@ def ladder(
     data = layout.data_dir(data_dir)
     if play:
         checked_device(device)
+    player = shipped_ready(data_dir, player)[0]
     with user_errors():
         size = resolve_size(size, player)
         if play:

@@ -26,6 +26,7 @@ from flows.cli.common import (
     fit_columns,
     pipeline_devices,
     quiet_prefect,
+    shipped_ready,
     user_errors,
 )
 from flows.cli.fields import declared_fields, declared_keys, field_option, settings_epilog
@@ -103,6 +104,8 @@ def loop(
         changes = {**given, **dataclass_changes(LoopSettings, set_ or [])}
     except ValueError as error:
         raise fail(str(error)) from None
+    if changes.get("warm_start"):  # --warm-start shipped: from the net that ships with gozero
+        changes["warm_start"] = shipped_ready(data_dir, changes["warm_start"])[0]
     with user_errors():  # a warm start names its size; named settings' size must agree with it
         if "size" in changes or (named is None and size_of(changes.get("warm_start") or "") is not None):
             changes["size"] = resolve_size(changes.get("size"), changes.get("warm_start"))

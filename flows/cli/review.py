@@ -13,7 +13,15 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import DATA_DIR_HELP, THREADS_HELP, console, shard_progress, use_threads, user_errors
+from flows.cli.common import (
+    DATA_DIR_HELP,
+    THREADS_HELP,
+    console,
+    shard_progress,
+    shipped_ready,
+    use_threads,
+    user_errors,
+)
 
 
 def review(
@@ -33,6 +41,7 @@ def review(
     from tasks.app.review import review_sgf
 
     use_threads(threads)
+    model = shipped_ready(data_dir, model)[0]
     progress = [0, 0]
 
     def on_progress(done: int, total: int) -> None:

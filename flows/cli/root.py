@@ -26,6 +26,7 @@ from flows.cli.common import (
     quiet_prefect,
     report_interrupt,
     shard_progress,
+    shipped_ready,
     use_threads,
     user_errors,
 )
@@ -65,6 +66,7 @@ def play(
     from tasks.app.players import PlayerSettings, build_player, has_net
     from tasks.app.sizes import resolve_size
 
+    black, white = shipped_ready(data_dir, black, white)
     with user_errors():
         size = resolve_size(size, black, white)
     settings = PlayerSettings(size=size, komi=komi, sims=sims, sample_opening=False)

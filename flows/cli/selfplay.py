@@ -22,6 +22,7 @@ from flows.cli.common import (
     console,
     quiet_prefect,
     shard_progress,
+    shipped_ready,
     user_errors,
 )
 
@@ -61,6 +62,7 @@ def selfplay(
 
     data = layout.data_dir(data_dir)
     checked_device(device)
+    model = shipped_ready(data_dir, model)[0]
     with user_errors():
         size = resolve_size(size, None if model == "uniform" else model)
         get_encoder(encoder)

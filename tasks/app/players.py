@@ -42,7 +42,8 @@ if TYPE_CHECKING:  # the engine loads with the first player built: `gozero --hel
 DEFAULT_GNUGO_LEVEL = 5
 KINDS = ("random", "uct", "gnugo", "gtp", "model", "alphago")
 _REGISTERED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/\d+")  # a ladder name NAME/VERSION
-SPECS_HELP = ("random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', alphago[-N][:POLICY,VALUE[,ROLLOUT]], models:/NAME@ALIAS, "
+SPECS_HELP = ("random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', alphago[-N][:POLICY,VALUE[,ROLLOUT]], shipped (the "
+              "9x9 net that ships with gozero), models:/NAME@ALIAS, "
               "models:/NAME/VERSION or a model dir")
 
 
