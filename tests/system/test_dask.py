@@ -131,7 +131,7 @@ def detached_cluster(tmp_path: Path):
     bin_dir = Path(sys.executable).parent
     info, pids = tmp_path / "scheduler.json", tmp_path / "pids"
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-    script = (f"{bin_dir}/dask scheduler --host 127.0.0.1 --port 0 --no-dashboard --scheduler-file {info} & "
+    script = (f"echo $$ >> {pids}; {bin_dir}/dask scheduler --host 127.0.0.1 --port 0 --no-dashboard --scheduler-file {info} & "
               f"echo $! >> {pids}; "
               f"{bin_dir}/dask worker --scheduler-file {info} --nthreads 1 --no-nanny --no-dashboard & "
               f"echo $! >> {pids}; wait")
@@ -146,10 +146,23 @@ def detached_cluster(tmp_path: Path):
         with Client(address, timeout=30, set_as_default=False) as client:
             client.wait_for_workers(1, timeout=60)
         yield address
-    finally:
-        for pid in map(int, pids.read_text().split() if pids.exists() else []):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGTERM)
+    finally:  # a worker whose scheduler is gone can wait on it for good: SIGKILL what SIGTERM left
+        started = [int(pid) for pid in (pids.read_text().split() if pids.exists() else [])]
+        for signum in (signal.SIGTERM, signal.SIGKILL):
+            for pid in started:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signum)
+            deadline = time.monotonic() + 5
+            while signum == signal.SIGTERM and time.monotonic() < deadline and any(_alive(pid) for pid in started):
+                time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
 
 
 def test_a_step_counts_the_cpu_of_dask_workers_outside_its_process_tree(detached_cluster: str, tmp_path: Path):
