@@ -57,6 +57,9 @@ ownership      binary   final Tromp-Taylor owner of each of the N*N points (row-
                         was not played out (resigned) or was written before this column
 score          float32  final score lead of the side to move in points (area difference,
                         komi counted); null exactly when ownership is
+q              float32  the root's searched value of the move's search, from the side to
+                        move's view (-1..1); older shards lack the column (a value target
+                        that mixes it in, `value_mix`, uses z alone for their rows)
 =============  =======  ==============================================================
 
 Match results (`RESULTS_SCHEMA`, ``<data>/matches/<id>/results.parquet``), one row per game,
@@ -149,6 +152,7 @@ SELFPLAY_SCHEMA = pa.schema([
     ("komi", pa.float32()),
     ("ownership", pa.binary()),
     ("score", pa.float32()),
+    ("q", pa.float32()),
 ])
 AUX_COLUMNS = ("ownership", "score")  # auxiliary targets, which older shards lack (all null then)
 
@@ -311,11 +315,11 @@ def encode_pi(pi: np.ndarray) -> pa.Array:
 def selfplay_table(columns: Mapping[str, Any]) -> pa.Table:
     """A table in SELFPLAY_SCHEMA from numpy columns (planes (R, nbytes) uint8, pi (R, N*N+1),
     ownership (R, N*N) int8, score (R,) float32 with NaN where unknown: both null there; without
-    ownership and score, all null)."""
+    ownership and score, all null; without q (rows no search made), null)."""
     arrays = []
     known = None if "score" not in columns else ~np.isnan(np.asarray(columns["score"], np.float32))  # (R,)
     for field in SELFPLAY_SCHEMA:
-        if field.name in AUX_COLUMNS and known is None:
+        if (field.name in AUX_COLUMNS and known is None) or (field.name == "q" and "q" not in columns):
             arrays.append(pa.nulls(len(columns["z"]), field.type))
             continue
         value = columns[field.name]

@@ -139,6 +139,20 @@ class _Shard:
     encoder: str
     size: int
     has_aux: bool  # rows with the ownership and score columns (older shards lack them)
+    has_q: bool = False  # self-play rows with the root's searched value (older shards lack it)
+
+
+def _selfplay_value(record: pa.RecordBatch, value_mix: float, has_q: bool) -> np.ndarray:
+    """(R,) value targets of self-play rows: z (int8) without a mix; with one, float32 for every
+    shard (the shuffle buffer keeps one dtype): (1 - value_mix) * z + value_mix * q where q, the
+    root's searched value, is known, z where it is null or the shard has no q."""
+    z = record.column("z").to_numpy()
+    if not value_mix:
+        return z
+    if not has_q:
+        return z.astype(np.float32)
+    q = pc.fill_null(record.column("q"), np.nan).to_numpy(zero_copy_only=False).astype(np.float32)
+    return np.where(np.isnan(q), z, (1 - value_mix) * z + value_mix * q).astype(np.float32)
 
 
 def _open_shard(path: Path) -> _Shard | None:
@@ -153,7 +167,7 @@ def _open_shard(path: Path) -> _Shard | None:
         return None
     first = file.read_row_group(0, columns=["encoder", "size"]).slice(0, 1).to_pylist()[0]
     return _Shard(path, file.metadata, is_selfplay, first["encoder"], int(first["size"]),
-                  {"ownership", "score"} <= names)
+                  {"ownership", "score"} <= names, "q" in names)
 
 
 class BatchStream:
@@ -163,15 +177,19 @@ class BatchStream:
                  val_percent: int = 5, shuffle_buffer: int = DEFAULT_SHUFFLE_BUFFER, seed: int = 0,
                  random_symmetry: bool = False, prefetch: int = 2, epochs: int | None = None,
                  skip_batches: int = 0, interleave: int = 4, read_rows: int = 1024,
-                 drop_last: bool = False, ids: bool = False, aux_targets: bool = False, workers: int = 0):
+                 drop_last: bool = False, ids: bool = False, aux_targets: bool = False, workers: int = 0,
+                 value_mix: float = 0.0):
         """source: a dataset directory (its manifest's shards) or shard files; epochs None = endless;
         decoder: the Go side of rows (tasks.app.rows.ROW_DECODER); aux_targets: batches carry
         ownership, score and aux_mask (rows without targets, and older shards', masked out);
+        value_mix: a self-play row's value target is (1 - value_mix) * z + value_mix * q, q its
+        search's root value (z alone where a row or an older shard has no q);
         workers: 0 = decode here (numpy symmetry, float32); 1 = raw batches (uint8, symmetry left to the
         consumer's device) decoded here; n >= 2 = raw batches decoded by n processes (`stream_workers`)."""
-        if split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0 or workers < 0:
+        if (split not in SPLITS or not 0 <= val_percent <= 100 or batch_size < 1 or prefetch < 0 or workers < 0
+                or not 0 <= value_mix <= 1):
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
-                             f"batch_size={batch_size} prefetch={prefetch} workers={workers}")
+                             f"batch_size={batch_size} prefetch={prefetch} workers={workers} value_mix={value_mix}")
         paths = shard_paths(Path(source)) if isinstance(source, (str, Path)) else [Path(p) for p in source]
         self.shards = [s for s in map(_open_shard, paths) if s is not None]
         if len({(s.encoder, s.size, s.is_selfplay) for s in self.shards}) > 1:
@@ -181,7 +199,7 @@ class BatchStream:
         self.random_symmetry, self.prefetch, self.epochs = random_symmetry, prefetch, epochs
         self.skip_batches, self.interleave, self.read_rows = skip_batches, interleave, read_rows
         self.drop_last, self.ids, self.decoder = drop_last, ids, decoder
-        self.aux_targets, self.workers = aux_targets, workers
+        self.aux_targets, self.workers, self.value_mix = aux_targets, workers, value_mix
         self.peak_buffered_rows = 0  # the most rows the shuffle buffer held (memory check)
 
     @property
@@ -236,6 +254,7 @@ class BatchStream:
         """Chunks of `read_rows` rows of one row group, this split's rows only."""
         file = pq.ParquetFile(shard.path, metadata=shard.metadata, read_dictionary=["game_id"])
         targets = ["pi", "z"] if shard.is_selfplay else ["move", "value"]
+        targets += ["q"] if shard.is_selfplay and self.value_mix and shard.has_q else []
         columns = ["planes", "game_id", *targets] + (["move_number"] if self.ids else [])
         columns += ["ownership", "score"] if self.aux_targets and shard.has_aux else []
         width = self.decoder.row_bytes(shard.encoder, shard.size)
@@ -247,7 +266,7 @@ class BatchStream:
             chunk = {"planes": fixed_width_rows(record.column("planes"), width)}
             if shard.is_selfplay:
                 chunk["pi"] = fixed_width_rows(record.column("pi"), PI_DTYPE.itemsize * (shard.size ** 2 + 1))
-                chunk["value"] = record.column("z").to_numpy()
+                chunk["value"] = _selfplay_value(record, self.value_mix, shard.has_q)
             else:
                 chunk["move"] = record.column("move").to_numpy().astype(np.int64)
                 chunk["value"] = record.column("value").to_numpy()
@@ -387,6 +406,7 @@ class StreamFactory:
     prefetch: int = 2  # batches decoded ahead by a background thread
     aux_targets: bool = False  # batches carry ownership, score and aux_mask (nets with aux heads)
     loader_workers: int = 0  # 0: decode here; 1: raw batches (symmetry on the device); n >= 2: n decoding processes
+    value_mix: float = 0.0  # train rows of self-play: value target (1 - m) * z + m * q (validation keeps z)
 
     def __call__(self, split: str, skip_batches: int = 0) -> BatchStream:
         is_train = split == "train"
@@ -396,4 +416,5 @@ class StreamFactory:
                            seed=self.seed, random_symmetry=self.random_symmetry and is_train,
                            prefetch=self.prefetch, epochs=None if is_train else 1,
                            skip_batches=skip_batches, aux_targets=self.aux_targets,
-                           workers=self.loader_workers if is_train else 0)
+                           workers=self.loader_workers if is_train else 0,
+                           value_mix=self.value_mix if is_train else 0.0)

@@ -348,7 +348,7 @@ def _streams(facts: DatasetFacts, config: TrainConfig, aux_targets: bool = False
     rows = 0 if expert is None else expert.rows_per_batch(config.batch_size)
     main = StreamFactory(facts.path, config.batch_size - rows, ROW_DECODER, seed=config.seed,
                          random_symmetry=facts.augment != "all8", aux_targets=aux_targets,
-                         loader_workers=config.loader_workers)
+                         loader_workers=config.loader_workers, value_mix=config.value_mix)
     if expert is None:
         return main
     mixed = StreamFactory(expert.facts.path, rows, ROW_DECODER, seed=config.seed + 1,

@@ -150,7 +150,7 @@ def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, da
                          lr_schedule="cosine" if settings.lr_schedule == "cosine" else "steps",
                          checkpoint_every=max(1, steps // 4), val_every=steps, val_batches=8,
                          log_every=max(1, steps // 10), device=device, seed=settings.seed + generation,
-                         objective="dual", loader_workers=settings.loader_workers)
+                         objective="dual", loader_workers=settings.loader_workers, value_mix=settings.value_mix)
     if (found := loop_version(settings, data, generation)) is not None:
         return {"candidate": found.version, "steps": steps, "window_rows": window.rows,
                 "window": window.name, "metrics": {}, "resumed": True}

@@ -84,6 +84,7 @@ class TrainConfig:
     val_batches: int = 50  # batches per validation pass at most
     log_every: int = 50  # steps between training-metric reports (and at the last step)
     loader_workers: int = 0  # 0 numpy symmetry; 1 uint8 batches, symmetry on the device; n >= 2 n decoding processes
+    value_mix: float = 0.0  # self-play value target (1 - m) * z + m * q, q the root's searched value (KataGo); 0: z
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
@@ -96,16 +97,19 @@ class TrainConfig:
             (min(self.checkpoint_every, self.val_every, self.val_batches, self.loader_workers) < 0
              or self.log_every < 1, "checkpoint_every, val_every, val_batches, loader_workers must be >= 0 "
              "and log_every >= 1"),
+            (not 0 <= self.value_mix <= 1, "value_mix must be in [0, 1]"),
         ) if is_bad]
         if problems:
             raise TrainError("; ".join(problems))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of every field (lr_schedule only when not the default: the configs
-        of runs made before it existed, and their run keys, stay as they were)."""
+        """Plain JSON-ready dict of every field (lr_schedule and value_mix only when not the default:
+        the configs of runs made before they existed, and their run keys, stay as they were)."""
         data = {**dataclasses.asdict(self), "lr_steps": list(self.lr_steps)}
         if self.lr_schedule == "steps":
             del data["lr_schedule"]
+        if self.value_mix == 0:
+            del data["value_mix"]
         return data
 
     @classmethod

@@ -8,7 +8,7 @@ all games in lockstep), drawing each move's search as full or fast when `config.
   move without the playout cap), as numpy columns named after `storage.schemas.SELFPLAY_SCHEMA`
   (planes bit-packed by the net's encoder, pi the root visit distribution, pruned with forced
   playouts, or with Gumbel root search its improved policy; z the result from the side to move's
-  view, symmetry 0);
+  view, q the root's searched value from the same view, symmetry 0);
 - `game_record(game, ...)`: the game as an `sgf.GameRecord` (Chinese rules, both players named
   after the model version, each move commented with the mover's root value);
 - `summarize(games)`: counts for reports (results split, resignations, false resignations, full
@@ -188,6 +188,7 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
         "komi": np.full(rows, games[0].start.komi, np.float32),
         "ownership": ownership,
         "score": score,
+        "q": np.concatenate([np.asarray(g.root_values, np.float32).reshape(-1) for g in games]),  # (R,) mover's view
     }
     is_recorded = np.concatenate([is_recorded_move(game) for game in games])  # (T,) bool over all moves
     return columns if is_recorded.all() else {name: column[is_recorded] for name, column in columns.items()}

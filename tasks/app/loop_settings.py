@@ -24,7 +24,8 @@ GATES = ("sprt", "fixed", "off")
 LR_SCHEDULES = ("constant", "cosine")
 TRAIN_FROM = ("champion", "latest")
 OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
-                                     "pass_when_settled": False, "loader_workers": 0, "train_from": "champion"}
+                                     "pass_when_settled": False, "loader_workers": 0, "train_from": "champion",
+                                     "value_mix": 0.0}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
 unchanged); `expert_share` is recorded with `expert` only."""
 TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "forced_playouts": False,
@@ -115,6 +116,10 @@ class LoopSettings:
     """Whose weights each candidate trains from: champion (the generation's pinned champion), or
     latest (the previous generation's candidate, promoted or not: AlphaGo Zero's continual training,
     so the steps of candidates that failed their gate are not thrown away)."""
+    value_mix: float = 0.0
+    """Value target of self-play rows: (1 - value_mix) * z + value_mix * q, q the root's searched value
+    of the move (KataGo mixes search values into its value targets; less noise than one game's result
+    alone); 0: the game result z, as AlphaGo Zero. Rows of shards written before q was stored use z."""
     loader_workers: int = 0
     """Training batches: 0 decoded in-process (numpy symmetry); 1 raw uint8 batches with the symmetry and
     float32 on the device (for a GPU); n >= 2 decoded by n processes (TrainConfig.loader_workers). The
@@ -136,6 +141,8 @@ class LoopSettings:
             raise ValueError(FORCED_NEEDS_PUCT)
         if self.train_from not in TRAIN_FROM:
             raise ValueError(f"train_from must be one of {', '.join(TRAIN_FROM)}, not {self.train_from!r}")
+        if not 0 <= self.value_mix <= 1:
+            raise ValueError(f"value_mix must be in [0, 1], not {self.value_mix}")
         if not 0 < self.expert_share < 1 or self.gumbel_scale <= 0 or self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"expert_share must be in (0, 1), gumbel_scale > 0, lr_schedule one of "
                              f"{', '.join(LR_SCHEDULES)}")
@@ -216,5 +223,5 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     return options
 
 
-RESUMABLE = frozenset({"generations", "loader_workers", "train_from"})
+RESUMABLE = frozenset({"generations", "loader_workers", "train_from", "value_mix"})
 """Settings a rerun of a loop may change (train_from: only how the next candidates start)."""

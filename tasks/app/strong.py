@@ -19,7 +19,7 @@ from gocore.nn.training import TrainConfig
 from storage.gnugo_source import parse_gnugo_source
 from tasks.app.loop_settings import LoopSettings
 
-RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "anchor_every", "train_from"})
+RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "anchor_every", "train_from", "value_mix"})
 """Settings a rerun may change: a recipe can be continued later with a larger budget."""
 MEASURING_STEPS = frozenset({"anchors", "ladder"})
 """Steps that only measure strength: not counted in the budget (reported beside it)."""
@@ -69,6 +69,9 @@ class StrongSettings:
     """Share of every loop training batch from the expert games."""
     gumbel_scale: float = 0.1
     """Gumbel sigma's c_scale in self-play (mctx's default)."""
+    value_mix: float = 0.0
+    """Self-play value targets (1 - value_mix) * z + value_mix * q, q the searched root value
+    (LoopSettings.value_mix); 0: the game result alone."""
     pass_when_settled: bool = True
     """Self-play may pass once the board is settled, as the GNU Go games it imitates do."""
     train_from: str = "latest"
@@ -124,7 +127,8 @@ class StrongSettings:
                             seed=self.seed, aux_heads=True, playout_cap=False, forced_playouts=False,
                             search="gumbel", gumbel_scale=self.gumbel_scale, warm_start=warm_start,
                             encoder=self.encoder, expert=self.dataset, expert_share=self.expert_share,
-                            pass_when_settled=self.pass_when_settled, train_from=self.train_from)
+                            pass_when_settled=self.pass_when_settled, train_from=self.train_from,
+                            value_mix=self.value_mix)
 
     def record(self) -> dict[str, Any]:
         """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled only
@@ -135,6 +139,8 @@ class StrongSettings:
             del record["pass_when_settled"]
         if self.anchor_every == 1:
             del record["anchor_every"]
+        if self.value_mix == 0:
+            del record["value_mix"]
         return record
 
 

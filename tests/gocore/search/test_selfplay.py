@@ -59,6 +59,14 @@ def test_z_is_the_winner_seen_by_the_side_to_move(batch):
             assert set(z.tolist()) == {-1, 1}
 
 
+def test_q_is_each_move_s_searched_root_value_from_the_mover_s_view(batch):
+    for index, record in enumerate(batch.records):
+        q = batch.columns["q"][rows_of(batch, index)]  # (T,)
+        commented = [float(record.comments[move].split()[2]) for move in range(len(record.moves))]
+        assert q == pytest.approx(commented, abs=5e-4)  # the SGF comments round to 3 places
+        assert np.abs(q).max() <= 1.0 and np.abs(q).max() > 0  # terminal leaves reach the roots
+
+
 def test_planes_decode_to_encode_position_of_the_replayed_position(batch):
     channels = features.get_encoder("agz17").num_planes
     for index in range(len(batch.records)):
