@@ -26,9 +26,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 FLOWS = """
 import os, sys
-from multiprocessing import forkserver
 from prefect import flow, task
 from flows.runtime import StoppingProcessPool
+from gocore.children import stop_fork_server
 
 @task
 def work(index):
@@ -41,10 +41,7 @@ def pool():
 
 for _ in range(int(sys.argv[1])):
     pool.with_options(task_runner=StoppingProcessPool(max_workers=int(sys.argv[2])))()
-server = forkserver._forkserver  # end and reap the fork server, so that its CPU is counted
-if server._forkserver_pid is not None:
-    os.close(server._forkserver_alive_fd)
-    os.waitpid(server._forkserver_pid, 0)
+stop_fork_server()  # end and reap the fork server, so that its CPU is counted (as the CLI does)
 """
 
 
