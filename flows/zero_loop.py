@@ -57,7 +57,7 @@ GATE_SPRT = SprtConfig(elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
 def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = None, workers: int | None = None,
               dask_address: str | None = None, device: str = "auto",
               more_generations: int | None = None, minutes: float | None = None,
-              inference_device: str = "cpu") -> LoopSummary:
+              inference_device: str = "cpu", cpu_hours: float | None = None) -> LoopSummary:
     """Run the loop `settings.loop` up to `settings.generations` generations (resuming where it stopped).
 
     Args:
@@ -75,6 +75,8 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
         inference_device: Where self-play, gate and ladder games run their nets, in every worker
             (same names as `device`): cpu by default, since each worker process would hold its own
             CUDA context. Two parameters, not one: training wants the GPU by default, the pool not.
+        cpu_hours: Start no new generation once the loop's learning (self-play, training, gates;
+            CPU of the whole process tree) has spent this many CPU hours: runs compared at equal CPU.
     """
     data = layout.data_dir(data_dir)
     if more_generations is not None:
@@ -88,6 +90,9 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
         for generation in range(1, settings.generations + 1):
             if minutes is not None and is_budget_spent(data, settings.loop, generation, minutes):
                 print(f"loop {settings.loop}: {minutes} minutes spent, no generation {generation}")
+                break
+            if cpu_hours is not None and is_cpu_spent(data, settings.loop, generation, cpu_hours):
+                print(f"loop {settings.loop}: {cpu_hours} CPU hours spent, no generation {generation}")
                 break
             run_generation(settings, data, generation, workers, dask_address, device, inference_device)
             publish_table(settings, data)  # a new version of the table after each generation
@@ -117,6 +122,15 @@ def is_budget_spent(data: Path, loop: str, generation: int, minutes: float) -> b
         return False
     spent = loop_spend(records, generation)["loop_minutes"]
     return spent + last_generation_minutes(records, generation) > minutes
+
+
+def is_cpu_spent(data: Path, loop: str, generation: int, cpu_hours: float) -> bool:
+    """Whether `generation` may not start: it has no step yet and the loop's learning so far (its
+    steps' CPU but the ladder's, `loop_spend`) has reached `cpu_hours`. A begun one is finished."""
+    records = loops.read_steps(data, loop)
+    if any(int(r["generation"]) == generation for r in records):
+        return False
+    return loop_spend(records, generation).get("loop_cpu_minutes", 0.0) / 60 >= cpu_hours
 
 
 def train_start(settings: LoopSettings, data: Path, generation: int, champion_ref: ModelRef) -> ModelRef:
@@ -232,10 +246,10 @@ def loop_summary(settings: LoopSettings, data: Path) -> LoopSummary:
 
 def run_zero_loop(settings: LoopSettings, data_dir: str | None = None, workers: int | None = None,
                   dask_address: str | None = None, device: str = "auto", minutes: float | None = None,
-                  inference_device: str = "cpu") -> LoopSummary:
+                  inference_device: str = "cpu", cpu_hours: float | None = None) -> LoopSummary:
     """Run the flow under one Prefect API (a temporary server unless PREFECT_API_URL is set), its
     mapped tasks on a process pool of `workers` or the Dask scheduler at `dask_address`."""
     dask_address = dask_scheduler(dask_address) if dask_address else None  # a bad address fails now
     with prefect_api():
         return zero_loop(settings, data_dir, workers, dask_address, device, minutes=minutes,
-                         inference_device=inference_device)
+                         inference_device=inference_device, cpu_hours=cpu_hours)

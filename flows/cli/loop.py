@@ -85,6 +85,9 @@ def loop(
     dask_address: Annotated[str | None, typer.Option(help="run self-play and gate games on this Dask scheduler")] = None,
     device: Annotated[str | None, typer.Option(help=PIPELINE_DEVICE_HELP)] = None,
     minutes: Annotated[float | None, typer.Option(min=0.0, help=MINUTES_HELP)] = None,
+    budget_cpu_hours: Annotated[float | None, typer.Option(min=0.01, help="start no new generation once the loop's "
+                                                           "learning (self-play, training, gates) has spent this many "
+                                                           "CPU hours, counted across its process tree")] = None,
     data_dir: Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)] = None,
     verbose: Annotated[bool, typer.Option(help="show Prefect's logs (they are always in the Prefect UI)")] = False,
 ) -> None:
@@ -115,7 +118,7 @@ def loop(
             raise fail(str(error)) from None
         resolve_size(settings.size, settings.warm_start)
         refuse_changed_rerun(settings, data_dir)
-    summary = run_live(settings, data_dir, workers, dask_address, devices, minutes)
+    summary = run_live(settings, data_dir, workers, dask_address, devices, minutes, budget_cpu_hours)
     console.print(f"champion: [bold]{summary.champion}[/] (models:/{settings.model_name}@champion)")
 
 
@@ -134,7 +137,7 @@ def refuse_changed_rerun(settings: LoopSettings, data_dir: Path | None) -> None:
 
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,
-             devices: tuple[str, str], minutes: float | None = None,
+             devices: tuple[str, str], minutes: float | None = None, cpu_hours: float | None = None,
              run: Callable[[], T] | None = None) -> T | LoopSummary:
     """The loop flow (or `run`, a flow that runs the loop as a subflow), training on `devices[0]`
     and the games' nets on `devices[1]` (`pipeline_devices`), with the loop's table of
@@ -160,7 +163,7 @@ def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None,
             if run is not None:
                 return run()
             return run_zero_loop(settings, str(data), workers, dask_address, devices[0], minutes=minutes,
-                                 inference_device=devices[1])
+                                 inference_device=devices[1], cpu_hours=cpu_hours)
 
     if not console.is_terminal:  # a pipe or a log: plain lines as steps finish, no table to cut short
         return while_polling(run_flow, StepLines(records()).print_new, records)

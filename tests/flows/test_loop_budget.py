@@ -66,3 +66,14 @@ def test_a_candidate_trains_from_the_champion_or_from_the_previous_candidate(tmp
     from tasks.app.loop_settings import RESUMABLE
 
     assert "train_from" in RESUMABLE  # a stalled loop may switch to continual training on a rerun
+
+
+def test_a_cpu_budget_stops_starting_generations_once_the_learning_spent_it(tmp_path: Path):
+    from flows.zero_loop import is_cpu_spent
+
+    assert not is_cpu_spent(tmp_path, "budget", 1, 0.1)
+    record_generation(tmp_path, 1, 180.0, 90.0, 90.0)  # 360 CPU s of learning; its ladder's 600 s only measure
+    assert not is_cpu_spent(tmp_path, "budget", 2, 0.11)
+    assert is_cpu_spent(tmp_path, "budget", 2, 0.1)
+    loops.record_step(tmp_path, "budget", 2, "start", {"seconds": 0.1, "cpu_seconds": 0.1})
+    assert not is_cpu_spent(tmp_path, "budget", 2, 0.1)  # begun: finished whatever the budget
