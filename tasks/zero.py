@@ -20,7 +20,7 @@ from gocore.nn.features import get_encoder
 from gocore.nn.training import TrainConfig
 from gocore.search.selfplay import calibrate_resign_threshold, training_steps, window_rows
 from storage import checkpoints, layout, loops, registry, run_dirs, runs
-from tasks.app.loop_settings import LoopSettings
+from tasks.app.loop_settings import LoopSettings, expert_share_at
 from tasks.app.models import ModelRef
 from tasks.promotion import INITIAL, promote
 from tasks.train import GPU_TAG, DatasetFacts, ExpertMix, dataset_facts, selfplay_facts, train_and_register
@@ -143,7 +143,7 @@ def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, da
     data = Path(data_dir)
     window, new_rows = training_window(settings, data, generation)
     expert = None if settings.expert is None else ExpertMix(
-        dataset_facts(layout.dataset_dir(data, settings.expert)), settings.expert_share)
+        dataset_facts(layout.dataset_dir(data, settings.expert)), expert_share_at(settings, generation))
     own_rows = settings.batch_size - (0 if expert is None else expert.rows_per_batch(settings.batch_size))
     steps = training_steps(new_rows, window.rows, own_rows, settings.replay)  # self-play rows sampled as without
     config = TrainConfig(steps=steps, batch_size=settings.batch_size, lr=settings.lr, lr_steps=(),

@@ -27,7 +27,7 @@ OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "l
                                      "pass_when_settled": False, "loader_workers": 0, "train_from": "champion",
                                      "value_mix": 0.0}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
-unchanged); `expert_share` is recorded with `expert` only."""
+unchanged); `expert_share` is recorded with `expert` only, its schedule only when set."""
 TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "forced_playouts": False,
                                   "search": "puct"}
 """What each technique was in a loop.json without its key (they were recorded only when on)."""
@@ -106,7 +106,13 @@ class LoopSettings:
     """A dataset (``<data>/datasets/NAME``, e.g. GNU Go's games) whose rows fill `expert_share` of every
     training batch, so the loop improves on imitation without forgetting it; None: self-play only."""
     expert_share: float = 0.5
-    """With `expert`: the share of each training batch drawn from it."""
+    """With `expert`: the share of each training batch drawn from it (in generation 1)."""
+    expert_share_final: float | None = None
+    """With `expert`: the share falls linearly from `expert_share` in generation 1 to this one in
+    generation `expert_share_generations` and stays there (as self-play data grows, imitation
+    should weigh less); None: `expert_share` throughout."""
+    expert_share_generations: int = 20
+    """With `expert_share_final`: the generation whose batches reach it."""
     lr_schedule: str = "constant"
     """Each generation's learning rate: constant `lr`, or cosine from `lr` down to 0 over its steps."""
     pass_when_settled: bool = False
@@ -143,6 +149,9 @@ class LoopSettings:
             raise ValueError(f"train_from must be one of {', '.join(TRAIN_FROM)}, not {self.train_from!r}")
         if not 0 <= self.value_mix <= 1:
             raise ValueError(f"value_mix must be in [0, 1], not {self.value_mix}")
+        if self.expert_share_final is not None and (not 0 < self.expert_share_final < 1
+                                                    or self.expert_share_generations < 2):
+            raise ValueError("expert_share_final must be in (0, 1) and expert_share_generations >= 2")
         if not 0 < self.expert_share < 1 or self.gumbel_scale <= 0 or self.lr_schedule not in LR_SCHEDULES:
             raise ValueError(f"expert_share must be in (0, 1), gumbel_scale > 0, lr_schedule one of "
                              f"{', '.join(LR_SCHEDULES)}")
@@ -199,7 +208,18 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
             del record[name]
     if settings.expert is None:
         del record["expert"], record["expert_share"]
+    if settings.expert is None or settings.expert_share_final is None:
+        del record["expert_share_final"], record["expert_share_generations"]
     return record
+
+
+def expert_share_at(settings: LoopSettings, generation: int) -> float:
+    """The share of generation `generation`'s training batches from the expert dataset."""
+    final = settings.expert_share_final
+    if final is None:
+        return settings.expert_share
+    progress = min(1.0, max(0, generation - 1) / (settings.expert_share_generations - 1))
+    return round(settings.expert_share + (final - settings.expert_share) * progress, 4)
 
 
 def selfplay_search(settings: LoopSettings) -> dict[str, Any]:

@@ -66,7 +66,11 @@ class StrongSettings:
     lr: float = 0.002
     """Learning rate of each generation (cosine to 0): low, so the imitation is refined, not overwritten."""
     expert_share: float = 0.5
-    """Share of every loop training batch from the expert games."""
+    """Share of every loop training batch from the expert games (generation 1's, with a schedule)."""
+    expert_share_final: float | None = None
+    """The share falls linearly to this by generation `expert_share_generations` (LoopSettings); None: constant."""
+    expert_share_generations: int = 20
+    """With `expert_share_final`: the generation that reaches it."""
     gumbel_scale: float = 0.1
     """Gumbel sigma's c_scale in self-play (mctx's default)."""
     value_mix: float = 0.0
@@ -128,7 +132,8 @@ class StrongSettings:
                             search="gumbel", gumbel_scale=self.gumbel_scale, warm_start=warm_start,
                             encoder=self.encoder, expert=self.dataset, expert_share=self.expert_share,
                             pass_when_settled=self.pass_when_settled, train_from=self.train_from,
-                            value_mix=self.value_mix)
+                            value_mix=self.value_mix, expert_share_final=self.expert_share_final,
+                            expert_share_generations=self.expert_share_generations)
 
     def record(self) -> dict[str, Any]:
         """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled only
@@ -141,6 +146,8 @@ class StrongSettings:
             del record["anchor_every"]
         if self.value_mix == 0:
             del record["value_mix"]
+        if self.expert_share_final is None:
+            del record["expert_share_final"], record["expert_share_generations"]
         return record
 
 

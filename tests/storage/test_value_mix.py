@@ -82,3 +82,17 @@ def test_the_mix_is_a_setting_of_loops_and_recipes_that_older_records_and_run_ke
     assert recipe.loop_settings("models:/x/1").value_mix == 0.5 and "value_mix" not in StrongSettings().record()
     with pytest.raises(ValueError, match="value_mix"):
         LoopSettings(value_mix=-0.1)
+
+
+def test_the_expert_share_falls_from_its_start_to_its_final_share_and_stays():
+    from tasks.app.loop_settings import LoopSettings, expert_share_at, loop_record
+
+    constant = LoopSettings(expert="gnugo", expert_share=0.5)
+    assert [expert_share_at(constant, g) for g in (1, 10, 50)] == [0.5, 0.5, 0.5]
+    falling = LoopSettings(expert="gnugo", expert_share=0.5, expert_share_final=0.1, expert_share_generations=5)
+    assert [expert_share_at(falling, g) for g in (1, 2, 3, 5, 9)] == [0.5, 0.4, 0.3, 0.1, 0.1]
+    resolved = falling.resolved(None)
+    assert loop_record(resolved)["expert_share_final"] == 0.1 and "expert_share_final" not in loop_record(
+        constant.resolved(None))
+    with pytest.raises(ValueError, match="expert_share_final"):
+        LoopSettings(expert="gnugo", expert_share_final=1.0)
