@@ -5,6 +5,8 @@
         stop       before a new generation once `minutes` of learning are spent (a budget)
         start      pin this generation's champion (a rerun plays the same one)
         selfplay   the champion plays `games` games (subflow: mapped tasks, a pool or Dask)
+        reanalyse  with `reanalyse` on: the champion searches positions of expert and earlier
+                   self-play games again, rows for the window (subflow `reanalyse`)
         train      a candidate from the champion's weights on the window of recent self-play
         gate       candidate vs champion (subflow `evaluate`): SPRT, 55 %, or off
         promote    move `champion` in MLflow if the gate passed, with the evidence as tags; the
@@ -29,6 +31,7 @@ from prefect.artifacts import create_table_artifact
 
 from flows.evaluate import evaluate
 from flows.ladder import ladder
+from flows.reanalysis import reanalyse
 from flows.runtime import artifact_key, dask_scheduler, prefect_api, task_runner
 from flows.selfplay import default_games_per_task, selfplay
 from gocore.play.match import MatchConfig
@@ -159,6 +162,9 @@ def run_generation(settings: LoopSettings, data: Path, generation: int, workers:
     pinned = ModelRef(**start["champion"])
     played = step("selfplay", lambda: _selfplay(settings, data, generation, pinned, start["resign_threshold"],
                                                 workers, dask_address, inference_device))
+    if settings.reanalyse:  # a step only loops with reanalysis record: older loops' generations stay finished
+        step("reanalyse", lambda: _reanalyse(settings, data, generation, pinned, workers, dask_address,
+                                             inference_device))
     trained = step("train", lambda: train_candidate(settings, generation, train_start(settings, data, generation, pinned),
                                                     str(data), device))
     candidate = ModelRef(pinned.name, int(trained["candidate"]))
@@ -189,6 +195,20 @@ def _selfplay(settings: LoopSettings, data: Path, generation: int, player: Model
     return {"games": summary.counts.games, "rows": summary.rows, "mean_length": round(summary.mean_length, 1),
             "counts": asdict(summary.counts), "winner_lows": list(summary.winner_lows),
             "resign_threshold": resign_threshold}
+
+
+def _reanalyse(settings: LoopSettings, data: Path, generation: int, player: ModelRef, workers: int | None,
+               dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
+    """The champion's new search of positions of earlier games (subflow `reanalyse`), nets on `device`."""
+    full = {name: value for name, value in selfplay_search(settings).items()
+            if name not in ("full_search_prob", "fast_sims", "forced_playouts")}  # every search full, no noise
+    searched = SelfPlaySettings(player.uri, settings.sims, size=settings.size, komi=settings.komi,
+                                resign_threshold=None, run=settings.loop, device=device, **full)
+    run = reanalyse.with_options(task_runner=task_runner(workers, dask_address))
+    summary = run(searched, settings, generation, str(data))
+    return {"positions": summary.expert + summary.selfplay, "rows": summary.rows, "expert": summary.expert,
+            "selfplay": summary.selfplay, "generations": list(summary.generations), "tasks": summary.tasks,
+            "tasks_skipped": summary.tasks_skipped}
 
 
 def _gate(settings: LoopSettings, data: Path, generation: int, candidate: ModelRef, holder: ModelRef,

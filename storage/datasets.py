@@ -248,6 +248,33 @@ def shard_paths(dataset: Path) -> list[Path]:
     return [dataset / shard["file"] for shard in read_manifest(dataset)["shards"]]
 
 
+def listed_games(dataset: Path) -> list[list]:
+    """[game_id, source, moves, winner] of every game in a complete dataset's listed shards (games
+    dropped as cross-shard duplicates left out), shard by shard; `source` is ``<file label>#<index>``."""
+    games = []
+    for shard in read_manifest(dataset)["shards"]:
+        stats = json.loads(_stats_path(dataset, shard["key"]).read_text())
+        dropped = set(stats.get("dropped", ()))
+        games += [game for game in stats["games"] if game[0] not in dropped]
+    return games
+
+
+def source_files(dataset: Path, sources: Sequence[str], raw: Path) -> list[tuple[Path, int]]:
+    """(SGF file, index of the game in it) of each game's `source` label (``<file label>#<index>``):
+    the file the dataset's build planned under that label, else the label under `raw` (the data
+    dir's downloads, which labels are relative to). A file may have been deleted since."""
+    try:
+        plan = json.loads((work_dir(dataset) / PLAN).read_bytes())
+        files = {name: path for shard in plan for name, path in zip(shard["labels"], shard["files"])}
+    except (OSError, ValueError, KeyError, TypeError):  # no plan kept: the labels alone
+        files = {}
+    found = []
+    for source in sources:
+        label, _, index = source.rpartition("#")
+        found.append((Path(files.get(label) or raw / label), int(index)))
+    return found
+
+
 def remove_unlisted_shards(dataset: Path, listed: Iterable[str]) -> list[str]:
     """Delete shard files the manifest does not list (from an earlier, different build)."""
     keep = set(listed)
@@ -291,10 +318,8 @@ def summary(dataset: Path) -> DatasetSummary:
     import polars as pl
 
     manifest = read_manifest(dataset)
-    listed = [json.loads(_stats_path(dataset, shard["key"]).read_text())
-              for shard in manifest["shards"]]
     games = pl.DataFrame(
-        [g for stats in listed for g in stats["games"] if g[0] not in set(stats.get("dropped", ()))],
+        listed_games(dataset),
         schema={"game_id": pl.String, "source": pl.String, "moves": pl.Int64, "winner": pl.Int64},
         orient="row",
     )

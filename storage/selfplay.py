@@ -7,7 +7,9 @@
         plan.json                  the split the first run chose: games, seed, games per task
 
 A batch is named by (generation, seed). Its sidecar, written after the SGF files and the shard,
-marks it finished: `read_finished` returns it only while the shard it names is intact.
+marks it finished: `read_finished` returns it only while the shard it names is intact. A
+reanalysis batch (positions of earlier games searched again, `tasks.reanalysis`) is a batch of the
+same kind under seeds of its own: no games of its own, and its sidecar says `REANALYSIS`.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from storage.schemas import selfplay_table
 
 GAMES_DIR = "games"
 PLAN = "plan.json"
+REANALYSIS = "reanalysis"
+"""The sidecar key of a reanalysis batch: what it searched again (its rows train like any other)."""
 
 
 def shard_path(data: Path, generation: int, seed: int, run: str = "") -> Path:
@@ -79,7 +83,8 @@ def pin_split(data: Path, generation: int, games: int, seed: int, games_per_task
     Finished batches that no split of these games and seed has (another self-play's: other games or
     seed) are refused, in a `SelfPlayFilesError` that names them."""
     pinned = read_split(data, generation, games, seed, run)
-    finished = {batch: int(sidecar.get("games", -1)) for batch, sidecar in finished_batches(data, generation, run).items()}
+    finished = {batch: int(sidecar.get("games", -1))  # reanalysis batches: seeds of their own, no games
+                for batch, sidecar in finished_batches(data, generation, run).items() if REANALYSIS not in sidecar}
     candidates = ([pinned] if pinned is not None and finished else []) + [games_per_task]
     candidates += sorted({size for size in finished.values() if size >= 1}, reverse=True)
     chosen = next((size for size in candidates
@@ -155,3 +160,9 @@ def finished_batches(data: Path, generation: int, run: str = "") -> dict[int, di
 def finished_sidecars(data: Path, generation: int, run: str = "") -> list[dict[str, Any]]:
     """The sidecars of every finished batch of a generation (intact shards only), by seed."""
     return list(finished_batches(data, generation, run).values())
+
+
+def played_game_ids(data: Path, generation: int, run: str = "") -> list[str]:
+    """The ids of the games of a generation's finished self-play batches, by seed (reanalysis
+    batches play none); `game_path` names their SGF files."""
+    return [game_id for sidecar in finished_sidecars(data, generation, run) for game_id in sidecar["game_ids"]]

@@ -191,7 +191,7 @@ def _encode(shard: ShardSpec, dataset: Path, options: EncodeOptions) -> dict[str
 def _add_file(encoder: ShardEncoder, path: str, label: str) -> list[dict[str, Any]]:
     """Feed one file's games to the encoder; returns quarantine entries for the refused ones."""
     try:
-        games = _read_games(path, label)
+        games = read_games(path, label)
     except sgf.SgfError as error:
         return [{"file": label, "game_index": -1, "reason": error.reason, "detail": str(error)}]
     refused = []
@@ -205,7 +205,7 @@ def _add_file(encoder: ShardEncoder, path: str, label: str) -> list[dict[str, An
     return refused
 
 
-def _read_games(path: str, label: str) -> list[sgf.GameRecord | sgf.SgfError]:
+def read_games(path: str, label: str) -> list[sgf.GameRecord | sgf.SgfError]:
     """The games of one file, in order. An ``.sgfs`` holds one game per line and is read line by
     line: read whole, a line that lost its closing ')' would swallow every game after it.
     (`path` is a str: pathlib costs as much per file as parsing a game's root.)"""

@@ -109,19 +109,25 @@ def play_shard(settings: SelfPlaySettings, games: int, generation: int, seed: in
 
     started = time.perf_counter()
     return_large_buffers()  # a worker's memory stays near what one batch needs (gocore.nn.device)
-    with _torch_threads(settings.torch_threads):
+    with torch_threads(settings.torch_threads):
         evaluator, model_version, net_encoder = load_evaluator(settings.model, settings.size, str(data),
                                                                settings.local_model, settings.device)
-        search = SELFPLAY.replace(sims=settings.sims, max_moves=settings.max_moves,
-                                  resign_threshold=settings.resign_threshold,
-                                  full_search_prob=settings.full_search_prob, fast_sims=settings.fast_sims,
-                                  forced_playouts=settings.forced_playouts,
-                                  pass_when_settled=settings.pass_when_settled)
-        config = SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
-                                search=search, gumbel=root_search(settings.search, settings.gumbel_scale))
+        config = selfplay_config(settings, net_encoder)
         batch = play(evaluator, config, games, generation=generation, seed=seed, model_version=model_version)
-    return _write_batch(data, generation, seed, settings.recorded(games), batch, model_version,
-                        time.perf_counter() - started, settings.run, config.encoder)
+    return save_batch(data, generation, seed, settings.recorded(games), batch, model_version,
+                      time.perf_counter() - started, settings.run, config.encoder)
+
+
+def selfplay_config(settings: SelfPlaySettings, net_encoder: str | None) -> SelfPlayConfig:
+    """The gocore self-play config of `settings`, rows encoded by the net's encoder (`net_encoder`;
+    None for `uniform`: the settings' own)."""
+    search = SELFPLAY.replace(sims=settings.sims, max_moves=settings.max_moves,
+                              resign_threshold=settings.resign_threshold,
+                              full_search_prob=settings.full_search_prob, fast_sims=settings.fast_sims,
+                              forced_playouts=settings.forced_playouts,
+                              pass_when_settled=settings.pass_when_settled)
+    return SelfPlayConfig(size=settings.size, komi=settings.komi, encoder=net_encoder or settings.encoder,
+                          search=search, gumbel=root_search(settings.search, settings.gumbel_scale))
 
 
 def finished_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any],
@@ -139,9 +145,10 @@ def finished_batch(data: Path, generation: int, seed: int, recorded: dict[str, A
     return _result(sidecar, skipped=True)
 
 
-def _write_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any], batch: SelfPlayBatch,
-                 model_version: str, seconds: float, run: str, encoder: str) -> BatchResult:
-    """The games, the shard and the sidecar (storage.selfplay writes them in that order)."""
+def save_batch(data: Path, generation: int, seed: int, recorded: dict[str, Any], batch: SelfPlayBatch,
+               model_version: str, seconds: float, run: str, encoder: str) -> BatchResult:
+    """The games, the shard and the sidecar (storage.selfplay writes them in that order); the
+    sidecar holds the batch's stats, its ids and `recorded`, the settings a rerun must match."""
     sidecar = {**batch.stats, "generation": generation, "seed": seed, "model_version": model_version,
                "encoder": encoder,
                "rows": len(batch.columns["z"]), "game_ids": batch.game_ids, "seconds": round(seconds, 3),
@@ -181,7 +188,7 @@ def load_evaluator(model_uri: str, size: int, data_dir: str | None,
 
 
 @contextlib.contextmanager
-def _torch_threads(count: int | None) -> Iterator[None]:
+def torch_threads(count: int | None) -> Iterator[None]:
     """torch on `count` threads inside (pool workers share the cores), the old count restored after."""
     import torch
 

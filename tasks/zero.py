@@ -120,16 +120,21 @@ def copy_warm_start(net: Any, uri: str, data: Path) -> None:
 def training_window(settings: LoopSettings, data: Path, generation: int) -> tuple[DatasetFacts, int]:
     """(the window of recent self-play to train generation `generation` on, the new rows in it)."""
     rows = {g: selfplay_facts(data, [g], settings.loop).rows for g in range(1, generation + 1)}  # sidecars read once
+    return selfplay_facts(data, window_generations(settings, rows, generation), settings.loop), rows[generation]
+
+
+def window_generations(settings: LoopSettings, rows: dict[int, int], generation: int) -> list[int]:
+    """The generations of generation `generation`'s training window, oldest first: the last
+    `window_generations`, else the newest whose rows (`rows`: each generation's) fill `window_rows`."""
     if settings.window_generations:
-        chosen = list(range(max(1, generation - settings.window_generations + 1), generation + 1))
-    else:
-        target, chosen, kept = window_rows(sum(rows.values()), settings.min_window), [], 0
-        for g in range(generation, 0, -1):  # newest first, until the window is full
-            chosen.append(g)
-            kept += rows[g]
-            if kept >= target:
-                break
-    return selfplay_facts(data, sorted(chosen), settings.loop), rows[generation]
+        return list(range(max(1, generation - settings.window_generations + 1), generation + 1))
+    target, chosen, kept = window_rows(sum(rows[g] for g in range(1, generation + 1)), settings.min_window), [], 0
+    for g in range(generation, 0, -1):  # newest first, until the window is full
+        chosen.append(g)
+        kept += rows[g]
+        if kept >= target:
+            break
+    return sorted(chosen)
 
 
 @task(cache_policy=NO_CACHE, tags=[GPU_TAG])

@@ -185,7 +185,7 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
         "generation": np.full(rows, generation, np.int32),
         "model_version": np.full(rows, model_version, dtype=object),
         "symmetry": np.zeros(rows, np.int8),  # stored as played; the loader augments at read time
-        "komi": np.full(rows, games[0].start.komi, np.float32),
+        "komi": np.concatenate([np.full(n, g.start.komi, np.float32) for g, n in zip(games, lengths)]),
         "ownership": ownership,
         "score": score,
         "q": np.concatenate([np.asarray(g.root_values, np.float32).reshape(-1) for g in games]),  # (R,) mover's view

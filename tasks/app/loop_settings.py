@@ -25,9 +25,10 @@ LR_SCHEDULES = ("constant", "cosine")
 TRAIN_FROM = ("champion", "latest")
 OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
                                      "pass_when_settled": False, "loader_workers": 0, "train_from": "champion",
-                                     "value_mix": 0.0}
+                                     "value_mix": 0.0, "reanalyse": 0}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
-unchanged); `expert_share` is recorded with `expert` only, its schedule only when set."""
+unchanged); `expert_share` is recorded with `expert` only, its schedule only when set,
+`reanalyse_expert` only with both `reanalyse` and `expert`."""
 TECHNIQUES_OFF: dict[str, Any] = {"aux_heads": False, "playout_cap": False, "forced_playouts": False,
                                   "search": "puct"}
 """What each technique was in a loop.json without its key (they were recorded only when on)."""
@@ -126,6 +127,14 @@ class LoopSettings:
     """Value target of self-play rows: (1 - value_mix) * z + value_mix * q, q the root's searched value
     of the move (KataGo mixes search values into its value targets; less noise than one game's result
     alone); 0: the game result z, as AlphaGo Zero. Rows of shards written before q was stored use z."""
+    reanalyse: int = 0
+    """Reanalysis (MuZero Reanalyze): positions of earlier games searched again by each generation's
+    champion (the self-play search, no noise) after its self-play, their rows trained on beside it
+    with the new search's pi and q (`gocore.search.reanalysis`); 0: off."""
+    reanalyse_expert: float = 0.5
+    """With `reanalyse` and `expert`: the share of those positions drawn from the expert games
+    (AlphaGo's data re-searched), the rest from the self-play games of the previous generation's
+    training window; all from one kind when the other has no games yet (generation 1: expert only)."""
     loader_workers: int = 0
     """Training batches: 0 decoded in-process (numpy symmetry); 1 raw uint8 batches with the symmetry and
     float32 on the device (for a GPU); n >= 2 decoded by n processes (TrainConfig.loader_workers). The
@@ -149,6 +158,9 @@ class LoopSettings:
             raise ValueError(f"train_from must be one of {', '.join(TRAIN_FROM)}, not {self.train_from!r}")
         if not 0 <= self.value_mix <= 1:
             raise ValueError(f"value_mix must be in [0, 1], not {self.value_mix}")
+        if self.reanalyse < 0 or not 0 <= self.reanalyse_expert <= 1:
+            raise ValueError(f"reanalyse must be >= 0 and reanalyse_expert in [0, 1], not {self.reanalyse} "
+                             f"and {self.reanalyse_expert}")
         if self.expert_share_final is not None and (not 0 < self.expert_share_final < 1
                                                     or self.expert_share_generations < 2):
             raise ValueError("expert_share_final must be in (0, 1) and expert_share_generations >= 2")
@@ -186,9 +198,9 @@ class LoopSettings:
 
 
 def loop_record(settings: LoopSettings) -> dict[str, Any]:
-    """The settings as loop.json records them (aux_heads, the playout cap and forced playouts only
-    when on, search only when not puct, warm_start only when set: loops recorded before they existed
-    resume unchanged). The techniques must be decided first (`LoopSettings.resolved`)."""
+    """The settings as loop.json records them (aux_heads, the playout cap, forced playouts and
+    reanalysis only when on, search only when not puct, warm_start only when set: loops recorded
+    before they existed resume unchanged). The techniques must be decided first (`LoopSettings.resolved`)."""
     if unset := settings.undecided():
         raise ValueError(f"decide the loop's techniques before recording it (resolved): {', '.join(unset)} unset")
     record = dataclasses.asdict(settings)
@@ -210,6 +222,8 @@ def loop_record(settings: LoopSettings) -> dict[str, Any]:
         del record["expert"], record["expert_share"]
     if settings.expert is None or settings.expert_share_final is None:
         del record["expert_share_final"], record["expert_share_generations"]
+    if settings.expert is None or not settings.reanalyse:
+        del record["reanalyse_expert"]
     return record
 
 

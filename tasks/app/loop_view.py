@@ -11,7 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 STEPS = ("start", "selfplay", "train", "gate", "promote", "calibrate", "ladder")
-"""The steps of a generation, in order."""
+"""The steps every generation records, in order."""
+STEP_ORDER = ("start", "selfplay", "reanalyse", "train", "gate", "promote", "calibrate", "ladder")
+"""Every step a generation may record, in order: `STEPS` and the ones only some loops run
+(reanalyse: with `LoopSettings.reanalyse` on)."""
 
 
 @dataclass(frozen=True)
@@ -80,7 +83,7 @@ def _row(generation: int, steps: dict[str, dict[str, Any]]) -> GenerationRow:
     champion_ref = start.get("champion") or {}
     verdict = "" if gate is None else "off" if gate["rule"] == "off" else (
         f"{'passed' if gate['passed'] else 'failed'} {gate['win_rate']:.0%} of {gate['games']}")
-    last = [name for name in STEPS if name in steps]
+    last = [name for name in STEP_ORDER if name in steps]
     return GenerationRow(
         generation=generation, champion=f"{champion_ref.get('name', '?')}/{champion_ref.get('version', '?')}",
         games=int(played.get("games", 0)), rows=int(played.get("rows", 0)),
@@ -100,6 +103,9 @@ def step_news(record: dict[str, Any], generation: dict[str, dict[str, Any]]) -> 
     step = record["step"]
     if step == "selfplay":
         return f"{int(record['games']):,} games, {int(record['rows']):,} rows, mean length {record.get('mean_length', '?')}"
+    if step == "reanalyse":
+        return (f"{int(record['rows']):,} rows searched again ({int(record['expert']):,} expert and "
+                f"{int(record['selfplay']):,} self-play positions drawn)") if record.get("rows") else None
     if step == "train":
         metrics = record.get("metrics", {})
         shown = [f"{name} {metrics[key]:.4f}" for key, name in

@@ -76,6 +76,11 @@ class StrongSettings:
     value_mix: float = 0.0
     """Self-play value targets (1 - value_mix) * z + value_mix * q, q the searched root value
     (LoopSettings.value_mix); 0: the game result alone."""
+    reanalyse: int = 0
+    """Positions of earlier games each generation's champion searches again after its self-play, rows
+    for training (LoopSettings.reanalyse: MuZero Reanalyze, and the expert games re-searched); 0: off."""
+    reanalyse_expert: float = 0.5
+    """The share of those positions from the expert games, the rest from earlier self-play games."""
     pass_when_settled: bool = True
     """Self-play may pass once the board is settled, as the GNU Go games it imitates do."""
     train_from: str = "latest"
@@ -133,11 +138,12 @@ class StrongSettings:
                             encoder=self.encoder, expert=self.dataset, expert_share=self.expert_share,
                             pass_when_settled=self.pass_when_settled, train_from=self.train_from,
                             value_mix=self.value_mix, expert_share_final=self.expert_share_final,
-                            expert_share_generations=self.expert_share_generations)
+                            expert_share_generations=self.expert_share_generations,
+                            reanalyse=self.reanalyse, reanalyse_expert=self.reanalyse_expert)
 
     def record(self) -> dict[str, Any]:
-        """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled only
-        when on: runs recorded before it existed played without it and resume unchanged)."""
+        """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled and
+        reanalysis only when on: runs recorded before them resume unchanged)."""
         record = {key: list(value) if isinstance(value, tuple) else value
                   for key, value in dataclasses.asdict(self).items()}
         if not self.pass_when_settled:
@@ -148,6 +154,8 @@ class StrongSettings:
             del record["value_mix"]
         if self.expert_share_final is None:
             del record["expert_share_final"], record["expert_share_generations"]
+        if not self.reanalyse:
+            del record["reanalyse"], record["reanalyse_expert"]
         return record
 
 
