@@ -92,5 +92,28 @@ def read_steps(data: Path, loop: str) -> list[dict[str, Any]]:
     return [record for _, record in sorted(records, key=lambda r: (r[1].get("generation", 0), r[0]))]
 
 
+def record_unfinished(data: Path, loop: str, generation: int, step: str, spent: Mapping[str, Any]) -> None:
+    """What attempts at `step` of `generation` that have not finished it spent so far (seconds,
+    cpu_seconds, attempts): a step interrupted and run again counts every attempt."""
+    write_json(_unfinished_path(data, loop, generation, step), dict(spent))
+
+
+def read_unfinished(data: Path, loop: str, generation: int, step: str) -> dict[str, Any] | None:
+    """`record_unfinished`'s record of the step, or None."""
+    try:
+        return json.loads(_unfinished_path(data, loop, generation, step).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def clear_unfinished(data: Path, loop: str, generation: int, step: str) -> None:
+    """Forget the unfinished attempts of a step (it has finished: its record counts them)."""
+    _unfinished_path(data, loop, generation, step).unlink(missing_ok=True)
+
+
+def _unfinished_path(data: Path, loop: str, generation: int, step: str) -> Path:
+    return _step_path(data, loop, generation, step).with_suffix(".unfinished")
+
+
 def _step_path(data: Path, loop: str, generation: int, step: str) -> Path:
     return loop_dir(data, loop) / STEPS_DIR / f"gen-{int(generation):04d}-{layout.safe_name(step, 'step')}.json"

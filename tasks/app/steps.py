@@ -6,11 +6,14 @@ steps whose small JSON facts `storage.loops` records under ``<data>/loops/<run>/
 already recorded is read back instead of run, so a run killed at any moment and started again
 continues at its first unfinished step. Every record carries the step's wall seconds and CPU
 seconds: this process and its whole process tree (pool workers forked by the fork server, the GNU Go
-processes they run; `gocore.cpu`), plus the Dask workers a step's tasks ran on (`remote_cpu`).
+processes they run; `gocore.cpu`), plus the Dask workers a step's tasks ran on (`remote_cpu`), summed
+over every attempt: what an attempt that did not finish spent (interrupted, failed or killed: noted
+every `HEARTBEAT` seconds while it runs) is added to the attempt that finishes.
 """
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -20,6 +23,8 @@ from gocore.cpu import tree_cpu_seconds
 from storage import loops
 
 _remote_meters: dict[str, Callable[[], float]] = {}
+HEARTBEAT = 60.0
+"""Seconds between two notes of what a running step has spent (what a SIGKILL can lose at most)."""
 
 
 def cpu_seconds() -> float:
@@ -55,8 +60,42 @@ class Steps:
         step's wall and CPU seconds, recorded once it has finished."""
         if (record := self.done(name)) is not None and is_current(record):
             return record
+        where = (self.data, self.run, self.generation, name)
+        before = loops.read_unfinished(*where) or {}
         started, cpu = time.perf_counter(), cpu_seconds()
-        facts = {**work(), "seconds": round(time.perf_counter() - started, 2),
-                 "cpu_seconds": round(cpu_seconds() - cpu, 2)}
-        loops.record_step(self.data, self.run, self.generation, name, facts)
+
+        def spent() -> dict[str, Any]:
+            return {"seconds": round(float(before.get("seconds", 0)) + time.perf_counter() - started, 2),
+                    "cpu_seconds": round(float(before.get("cpu_seconds", 0)) + cpu_seconds() - cpu, 2),
+                    "attempts": int(before.get("attempts", 0)) + 1}
+
+        with _noting(lambda: loops.record_unfinished(*where, spent())):
+            found = work()
+        total = spent()
+        facts = {**found, "seconds": total["seconds"], "cpu_seconds": total["cpu_seconds"],
+                 **({"attempts": total["attempts"]} if total["attempts"] > 1 else {})}
+        loops.record_step(*where, facts)
+        loops.clear_unfinished(*where)
         return {"generation": self.generation, "step": name, **facts}
+
+
+class _noting:
+    """While a block runs, `note()` every `HEARTBEAT` seconds from a thread, and once more if the
+    block raises (an interrupt or a failure), before the exception goes on."""
+
+    def __init__(self, note: Callable[[], None]):
+        self.note, self.stop = note, threading.Event()
+        self.thread = threading.Thread(target=self._beat, daemon=True, name="step-spend")
+
+    def _beat(self) -> None:
+        while not self.stop.wait(HEARTBEAT):
+            self.note()
+
+    def __enter__(self) -> None:
+        self.thread.start()
+
+    def __exit__(self, exc_type: Any, exc: Any, traceback: Any) -> None:
+        self.stop.set()
+        self.thread.join()
+        if exc_type is not None:
+            self.note()

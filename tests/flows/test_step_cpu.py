@@ -80,3 +80,31 @@ def test_remote_workers_count_from_their_registration(tmp_path: Path):
 
     record = steps.step("remote", work)
     assert 50.0 <= record["cpu_seconds"] < 60.0  # its 50 s of the step, not the 100 before
+
+
+def test_a_step_run_again_after_a_failure_counts_both_attempts(tmp_path: Path):
+    steps = Steps(tmp_path, "again")
+
+    def fails() -> dict:
+        burn(1.0)
+        raise KeyboardInterrupt  # Ctrl-C mid-step
+
+    with pytest.raises(KeyboardInterrupt):
+        steps.step("work", fails)
+    record = steps.step("work", lambda: {"burnt": burn(1.0)})
+    assert record["cpu_seconds"] >= 1.9 and record["attempts"] == 2, record
+    assert not list((tmp_path / "loops" / "again" / "steps").glob("*.unfinished"))  # counted, then forgotten
+
+
+def test_a_step_killed_mid_way_keeps_what_it_had_spent_until_its_last_note(tmp_path: Path):
+    import os
+
+    code = ("import os, signal, time\nfrom pathlib import Path\nfrom tasks.app import steps\n"
+            "from tests.flows.test_step_cpu import burn\nsteps.HEARTBEAT = 0.2\n"
+            f"def work():\n    burn({BURN})\n    time.sleep(0.5)\n    os.kill(os.getpid(), signal.SIGKILL)\n"
+            f"steps.Steps(Path({str(tmp_path)!r}), 'killed').step('work', work)\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])})
+    assert done.returncode == -9
+    record = Steps(tmp_path, "killed").step("work", lambda: {})
+    assert record["cpu_seconds"] >= 0.9 * BURN and record["attempts"] == 2, record
