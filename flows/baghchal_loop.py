@@ -101,6 +101,7 @@ def run_generation(settings: BaghchalLoopSettings, data: Path, generation: int, 
 def _selfplay(settings: BaghchalLoopSettings, data: Path, generation: int, player: ModelRef,
               device: str) -> dict[str, Any]:
     """The champion's self-play games of this generation, a task per batch."""
+    files.clean_partial(data, settings.loop, generation)  # a killed run's temp files, before any batch writes
     batches = [(batch_seed(settings, generation, index), count)
                for index, (_, count) in enumerate(match_chunks(settings.games, settings.games_per_task))]
     futures = selfplay_batch.map(unmapped(settings), unmapped(player.uri), unmapped(generation),

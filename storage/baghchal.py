@@ -104,15 +104,19 @@ def rows_table(columns: Mapping[str, Any]) -> pa.Table:
 def write_batch(data: Path, loop: str, generation: int, seed: int, columns: Mapping[str, Any],
                 records: Mapping[str, str], sidecar: Mapping[str, Any]) -> dict[str, Any]:
     """The games, then the rows, then the sidecar (last: it marks the batch finished); the sidecar."""
-    directory = generation_dir(data, loop, generation)
-    if directory.exists():
-        remove_stale_temps(directory)  # a killed writer's leftovers
     lines = "".join(f"{game_id}\t{record}\n" for game_id, record in records.items())
     write_bytes(games_path(data, loop, generation, seed), lines.encode())
     size = write_parquet(rows_path(data, loop, generation, seed), rows_table(columns))
     recorded = {**sidecar, "rows_file": str(rows_path(data, loop, generation, seed)), "bytes": size}
     write_json(sidecar_path(data, loop, generation, seed), recorded)
     return recorded
+
+
+def clean_partial(data: Path, loop: str, generation: int) -> int:
+    """Remove the temp files killed writers left in a generation; call before its batches start
+    (a batch's writer running beside it would lose its own)."""
+    directory = generation_dir(data, loop, generation)
+    return remove_stale_temps(directory) if directory.exists() else 0
 
 
 def read_finished(data: Path, loop: str, generation: int, seed: int) -> dict[str, Any] | None:

@@ -91,6 +91,9 @@ def batch_seed(settings: BaghchalLoopSettings, generation: int, index: int) -> i
 def selfplay_batch(settings: BaghchalLoopSettings, model_uri: str, generation: int, seed: int, games: int,
                    data_dir: str, device: str = "cpu") -> dict[str, Any]:
     """Play `games` self-play games with the model; rows (8 symmetries each), records and a sidecar."""
+    from gocore.nn.device import set_threads
+
+    set_threads(1)  # batches run side by side in a pool: more threads only wait on each other
     return play_batch(settings, model_uri, generation, seed, games, data_dir, device)
 
 

@@ -55,6 +55,9 @@ def start_match(settings: BaghchalMatchSettings, match_id: str, data: Path) -> t
 def play_match_chunk(settings: BaghchalMatchSettings, match_id: str, first: int, count: int,
                      data_dir: str) -> list[dict[str, Any]]:
     """Games first .. first + count - 1 of the match (read back if that chunk is on disk)."""
+    from gocore.nn.device import set_threads
+
+    set_threads(1)  # chunks run side by side in a pool, each searching one position at a time
     return play_chunk(settings, match_id, first, count, Path(data_dir))
 
 
