@@ -46,8 +46,9 @@ class BaghchalLoopSettings:
     """Train each candidate on the rows of the last this-many generations."""
     batch_size: int = 128
     """Rows per training step."""
-    replay: float = 0.5
-    """Training samples per new row (rows are stored in all 8 symmetries: 0.5 = 4 samples a position)."""
+    replay: float = 2.0
+    """Training samples per new row (rows are stored in all 8 symmetries: 2 = 16 samples a position),
+    at most 2 passes over the window (`training_steps`)."""
     lr: float = 0.002
     """Learning rate (AdamW, cosine decay within a generation)."""
     gate: str = "fixed"
