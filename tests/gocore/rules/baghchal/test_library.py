@@ -96,3 +96,16 @@ def test_the_library_reads_our_records_to_the_same_position() -> None:
     board = env.Board(record)
     final = read_record(record, LIBRARY_RULES)[1]
     assert board.pgn.strip() == record and board.is_game_over() == final.is_game_over()
+
+
+def test_games_our_search_plays_agree_with_the_library() -> None:
+    from gocore.nn.baghchal_net import UniformBaghchalEvaluator
+    from gocore.search.baghchal_selfplay import SELFPLAY, BaghchalSelfPlayConfig, play_games
+
+    config = BaghchalSelfPlayConfig(search=SELFPLAY.replace(sims=8), rules=LIBRARY_RULES)
+    agreement = Agreement()
+    for game, played in enumerate(play_games(UniformBaghchalEvaluator(), config, 4, seed=11)):
+        replay = iter(played.actions)
+        compare_game(lambda position, replay=replay: next(replay), game, agreement)
+    assert agreement.count == 0, agreement.disagreements
+    assert agreement.games == 4
