@@ -71,8 +71,13 @@ class PlayedGame:
 
     @property
     def winner(self) -> int:
-        """+1 Goat, -1 Tiger, 0 a draw (the game must be over)."""
-        return int(self.final.winner)
+        """+1 Goat, -1 Tiger, 0 a draw (also a game stopped by a search's own `max_moves`)."""
+        return int(self.final.winner or 0)
+
+    @property
+    def reason(self) -> str:
+        """How the game ended (`Position.reason`; move-cap for a search's own `max_moves`)."""
+        return self.final.reason if self.final.is_game_over() else "move-cap"
 
 
 def play_games(evaluator: Evaluator, config: BaghchalSelfPlayConfig, count: int, seed: int | None = None,
@@ -143,7 +148,7 @@ def record_text(game: PlayedGame, rules: BaghchalRules = DEFAULT_RULES) -> str:
 def summarize(games: Sequence[PlayedGame]) -> dict[str, Any]:
     """Counts of a batch: games, plies, wins by side and draws, how games ended, full searches."""
     winners = Counter(game.winner for game in games)
-    reasons = Counter(game.final.reason for game in games)
+    reasons = Counter(game.reason for game in games)
     return {"games": len(games), "positions": int(sum(len(game.actions) for game in games)),
             "full_searches": int(sum(sum(game.full) for game in games)),
             "goat_wins": winners[1], "tiger_wins": winners[-1], "draws": winners[0],

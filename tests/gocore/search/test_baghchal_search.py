@@ -114,3 +114,10 @@ def test_the_zero_agent_keeps_its_tree_between_moves() -> None:
     kept = root.children[reply].visits
     agent.select_move(position.play(action).play(reply))
     assert kept >= 1 and agent.last_result.visits.sum() == round(kept) - 1 + 32
+
+
+def test_a_search_cap_of_its_own_ends_self_play_games_as_draws() -> None:
+    config = BaghchalSelfPlayConfig(search=SELFPLAY.replace(sims=4, max_moves=6))
+    games = play_games(UniformBaghchalEvaluator(), config, 2, seed=0)
+    assert all(len(game.actions) == 6 and game.winner == 0 and game.reason == "move-cap" for game in games)
+    assert summarize(games)["draws"] == 2
