@@ -49,6 +49,7 @@ test-system: install
 
 bench: install
 	$(BIN)/python -m benchmarks.rules
+	$(BIN)/python -m benchmarks.baghchal_rules
 	$(BIN)/python -m benchmarks.ingest
 	$(BIN)/python -m benchmarks.train
 	$(BIN)/python -m benchmarks.selfplay

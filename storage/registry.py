@@ -2,6 +2,8 @@
 
     model       gozero-<N>x<N>            AlphaGo Zero dual nets
                 gozero-<N>x<N>-<family>   AlphaGo policy, value and rollout nets
+                baghchal                  Baghchal's dual nets (a net whose config names a game
+                                          other than Go registers under the game's name)
     version     tags: family, board_size, generation, dataset, code_version; `promote` adds
                 promotion_reason, promoted_at, previous_champion and the evidence (gate_win_rate,
                 games, elo, ...), moves the alias `champion` and tags the old champion replaced_by
@@ -48,9 +50,10 @@ RESERVED_TAGS = frozenset({"family", "board_size", "generation", "dataset", "dat
 _MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,250}$")
 
 
-def model_name(board_size: int, family: str = "dual") -> str:
-    """Registered model of a board size and net family: ``gozero-9x9``, ``gozero-9x9-policy``."""
-    return experiment_name(board_size) + ("" if family == "dual" else f"-{family}")
+def model_name(board_size: int, family: str = "dual", game: str = "go") -> str:
+    """Registered model of a board size and net family: ``gozero-9x9``, ``gozero-9x9-policy``; of
+    another game, its name (``baghchal``)."""
+    return experiment_name(board_size, game) + ("" if family == "dual" else f"-{family}")
 
 
 @mlflow_errors
@@ -64,7 +67,7 @@ def register(run_id: str, *, generation: int | None = None, dataset: str | None 
     store = client(data)
     run, net = store.get_run(run_id), _logged_net_config(store, run_id)
     family = net.get("family", "dual")
-    name = name or model_name(net["board_size"], family)
+    name = name or model_name(net["board_size"], family, net.get("game", "go"))
     with contextlib.suppress(MlflowException):  # it exists (perhaps a racing process made it)
         store.create_registered_model(name)
     if done := store.search_model_versions(f"name = '{name}' and run_id = '{run_id}'"):

@@ -1,6 +1,7 @@
 """MLflow training runs: start and end, params, metrics, the curves PNG, model artifacts, summaries.
 
     experiment  gozero-<N>x<N>            one per board size; a training task is one run
+                baghchal                  Baghchal's (a game other than Go has one, named after it)
     run         params: the flattened config, dataset, code_version; tags: board_size, dataset,
                 code_version; artifacts: config.json, model/ (a storage.checkpoints model dir),
                 plots/curves.png (a "ladder" run: storage.ratings.log_ladder, plots/ladder.png)
@@ -33,18 +34,19 @@ CURVES_ARTIFACT = "plots/curves.png"
 _PARAMS_PER_CALL, _PARAM_MAX = 100, 6000  # MLflow's limits
 
 
-def experiment_name(board_size: int) -> str:
-    """The experiment of every training run on this board size, e.g. ``gozero-9x9``."""
-    return f"gozero-{int(board_size)}x{int(board_size)}"
+def experiment_name(board_size: int, game: str = "go") -> str:
+    """The experiment of every training run on this board size, e.g. ``gozero-9x9``; a game other
+    than Go has one experiment, named after it (``baghchal``)."""
+    return f"gozero-{int(board_size)}x{int(board_size)}" if game == "go" else game
 
 
 @mlflow_errors
 def start_run(board_size: int, config: Mapping[str, Any], *, dataset: str | None = None,
-              run_name: str | None = None, data: Path | None = None) -> str:
-    """Start a run in the board size's experiment, logging the config as params and JSON; its id."""
+              run_name: str | None = None, data: Path | None = None, game: str = "go") -> str:
+    """Start a run in the board size's (or the game's) experiment, logging the config as params and JSON; its id."""
     store = client(data)
     facts = {"code_version": code_version(), **({"dataset": dataset} if dataset is not None else {})}
-    run = store.create_run(_experiment_id(store, board_size, data), run_name=run_name,
+    run = store.create_run(_experiment_id(store, experiment_name(board_size, game), data), run_name=run_name,
                             tags={"board_size": str(board_size), **facts})
     params = [Param(k, v) for k, v in {**flatten_config(config), **facts}.items()]
     for start in range(0, len(params), _PARAMS_PER_CALL):
@@ -63,9 +65,9 @@ def end_run(run_id: str, status: str = "FINISHED", data: Path | None = None) -> 
 
 @contextlib.contextmanager
 def training_run(board_size: int, config: Mapping[str, Any], *, dataset: str | None = None,
-                 run_name: str | None = None, data: Path | None = None) -> Iterator[str]:
+                 run_name: str | None = None, data: Path | None = None, game: str = "go") -> Iterator[str]:
     """`start_run` for a block: FINISHED when it completes, FAILED (KILLED if interrupted) if it raises."""
-    run_id = start_run(board_size, config, dataset=dataset, run_name=run_name, data=data)
+    run_id = start_run(board_size, config, dataset=dataset, run_name=run_name, data=data, game=game)
     try:
         yield run_id
     except Exception:
@@ -150,9 +152,8 @@ def flatten_config(config: Mapping[str, Any], prefix: str = "") -> dict[str, str
     return flat
 
 
-def _experiment_id(store: MlflowClient, board_size: int, data: Path | None) -> str:
-    """The board size's experiment, created with an absolute artifact location if missing."""
-    name = experiment_name(board_size)
+def _experiment_id(store: MlflowClient, name: str, data: Path | None) -> str:
+    """The experiment `name`, created with an absolute artifact location if missing."""
     if (experiment := store.get_experiment_by_name(name)) is not None:
         return experiment.experiment_id
     root = artifact_root(tracking_uri(data), data)

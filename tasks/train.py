@@ -340,6 +340,10 @@ class _Recorder:
         run_dirs.prune_checkpoints(self.directory, KEEP_CHECKPOINTS)
 
 
+Recorder = _Recorder
+"""The checkpoint and metrics recorder, for other training tasks (`tasks.baghchal`)."""
+
+
 def _streams(facts: DatasetFacts, config: TrainConfig, aux_targets: bool = False,
              expert: ExpertMix | None = None) -> StreamFactory | MixedStreamFactory:
     """Train/val streams over the dataset; random symmetries unless ingest stored all eight;

@@ -15,6 +15,7 @@ import typer
 
 from flows.cli.alphago import alphago as alphago_command
 from flows.cli.analysis import analysis as analysis_command
+from flows.cli.baghchal import baghchal_app
 from flows.cli.common import (
     DATA_DIR_HELP,
     SIZE_HELP,
@@ -186,6 +187,7 @@ app.command("strong")(strong_command)
 app.command("serve")(serve_command)
 app.add_typer(models_app, name="models")
 app.add_typer(datasets_app, name="datasets")
+app.add_typer(baghchal_app, name="baghchal")
 
 
 def _print_version(asked: bool) -> None:

@@ -26,8 +26,10 @@ from torch import nn
 from gocore.nn import patterns
 from gocore.nn.aux_heads import DualOutput, OwnershipHead
 from gocore.nn.net_sizes import NetConfigError, net_size
+from gocore.rules.baghchal.geometry import NUM_ACTIONS as BAGHCHAL_ACTIONS
 
 FAMILIES = ("dual", "policy", "value", "rollout", "rl")
+GAMES = ("go", "baghchal")
 
 
 @dataclass(frozen=True)
@@ -51,8 +53,15 @@ class NetConfig:
     """Width of the value head's hidden fully connected layer (256 in both papers)."""
     aux_heads: bool = False
     """Dual nets only: add the ownership and score heads (see `DualNet`); off in both papers."""
+    game: str = "go"
+    """The game it plays: go (N*N + 1 policy outputs) or baghchal (a dual net over its 217 actions,
+    `gocore.rules.baghchal.geometry`; registered as its own model)."""
 
     def __post_init__(self) -> None:
+        if self.game not in GAMES:
+            raise NetConfigError(f"game {self.game!r} is not one of {', '.join(GAMES)}")
+        if self.game != "go" and (self.family != "dual" or self.aux_heads):
+            raise NetConfigError(f"a {self.game} net is a dual net without aux heads, not {self.family!r}")
         if not isinstance(self.aux_heads, bool):
             raise NetConfigError(f"aux_heads must be true or false, not {self.aux_heads!r}")
         if self.aux_heads and self.family != "dual":
@@ -70,15 +79,17 @@ class NetConfig:
 
     @property
     def num_moves(self) -> int:
-        """Policy outputs: N*N points plus pass."""
-        return self.board_size * self.board_size + 1
+        """Policy outputs: N*N points plus pass (Go), or the game's actions."""
+        return BAGHCHAL_ACTIONS if self.game == "baghchal" else self.board_size * self.board_size + 1
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of every field; aux_heads only when set, so a net without them
-        has the same JSON (run keys, stored identities) as before the field existed."""
+        """Plain JSON-ready dict of every field; aux_heads only when set and game only when not go,
+        so a Go net has the same JSON (run keys, stored identities) as before the fields existed."""
         data = dataclasses.asdict(self)
         if not self.aux_heads:
             del data["aux_heads"]
+        if self.game == "go":
+            del data["game"]
         return data
 
     @classmethod
@@ -173,17 +184,17 @@ class ResidualBlock(nn.Module):
 
 
 class PolicyHead(nn.Module):
-    """conv1x1(2)-BN-ReLU-FC(N*N+1): move logits."""
+    """conv1x1(2)-BN-ReLU-FC(A): move logits, A = N*N+1 (Go) unless `moves` says otherwise."""
 
-    def __init__(self, filters: int, board_size: int):
+    def __init__(self, filters: int, board_size: int, moves: int | None = None):
         super().__init__()
         points = board_size * board_size
         self.conv, self.bn = _conv(filters, 2, 1, bias=False), nn.BatchNorm2d(2)
-        self.fc = nn.Linear(2 * points, points + 1)
+        self.fc = nn.Linear(2 * points, points + 1 if moves is None else moves)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = F.relu(self.bn(self.conv(x)))  # (B, 2, N, N)
-        return self.fc(y.flatten(1))  # (B, N*N+1)
+        return self.fc(y.flatten(1))  # (B, A)
 
 
 class ValueHead(nn.Module):
@@ -220,7 +231,7 @@ class DualNet(GoNet):
         c, f, n = config.in_planes, config.filters, config.board_size
         self.stem = nn.Sequential(_conv(c, f, 3, bias=False), nn.BatchNorm2d(f), nn.ReLU())
         self.blocks = nn.Sequential(*(ResidualBlock(f) for _ in range(config.blocks)))
-        self.policy_head = PolicyHead(f, n)
+        self.policy_head = PolicyHead(f, n, config.num_moves)
         self.value_head = ValueHead(f, n, config.value_hidden)
         # Only built when asked: a net without them keeps the state_dict of older checkpoints.
         self.ownership_head = OwnershipHead(f) if config.aux_heads else None

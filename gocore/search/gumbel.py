@@ -47,6 +47,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from gocore.rules.board import Position
+from gocore.rules.game import GO, Game
 from gocore.search import tree_kernels
 from gocore.search.mcts import BatchedSearch, MCTSConfig, SearchResult
 from gocore.search.rollout import PatternRollouts
@@ -163,8 +164,8 @@ class GumbelSearch(BatchedSearch):
 
     def __init__(self, evaluator: Evaluator, config: MCTSConfig, positions: Sequence[Position],
                  seed: int | None = None, rollout_policy: PatternRollouts | None = None,
-                 gumbel: GumbelConfig | None = None):
-        super().__init__(evaluator, config, positions, seed, rollout_policy)
+                 gumbel: GumbelConfig | None = None, game: Game = GO):
+        super().__init__(evaluator, config, positions, seed, rollout_policy, game)
         self.gumbel = gumbel or GumbelConfig()
         self.plans: dict[int, RootPlan] = {}
 
@@ -308,9 +309,11 @@ class GumbelSearch(BatchedSearch):
                             game not in self._fast)
 
 
-def search_factory(gumbel: GumbelConfig | None) -> Callable[..., BatchedSearch]:
-    """What `selfplay.play_games` builds its search with: PUCT (None) or this Gumbel root search."""
-    return BatchedSearch if gumbel is None else functools.partial(GumbelSearch, gumbel=gumbel)
+def search_factory(gumbel: GumbelConfig | None, game: Game = GO) -> Callable[..., BatchedSearch]:
+    """What self-play builds its search with: PUCT (None) or this Gumbel root search, on `game`."""
+    if gumbel is None:
+        return BatchedSearch if game is GO else functools.partial(BatchedSearch, game=game)
+    return functools.partial(GumbelSearch, gumbel=gumbel, game=game)
 
 
 ROOT_SEARCHES = ("puct", "gumbel")

@@ -31,7 +31,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from gocore.rules.board import Position, candidate_masks, random_playouts
+from gocore.rules.board import Position, random_playouts
+from gocore.rules.game import GO, Game, go_terminal_value
 from gocore.search.rollout import PatternRollouts
 from gocore.search.targets import forced_root_move, pruned_visits
 from gocore.search.tree import Node, expand_all
@@ -151,9 +152,7 @@ class SearchResult:
 
 def terminal_value(position: Position, max_moves: int) -> float | None:
     """+1/-1/0 (Tromp-Taylor result for the side to move) if the game is over, else None."""
-    if not position.is_game_over() and position.move_number < max_moves:
-        return None
-    return float(np.sign(position.score() * position.to_play))
+    return go_terminal_value(position, max_moves)
 
 
 def choose_move(visits: np.ndarray, tau_is_one: bool, rng: np.random.Generator,
@@ -176,11 +175,13 @@ def wants_resign(own_root_values: Sequence[float], threshold: float | None) -> b
 
 
 class BatchedSearch:
-    """Search trees for G games, advanced in lockstep: one evaluator call per round for all games."""
+    """Search trees for G games, advanced in lockstep: one evaluator call per round for all games.
+    `game` (`gocore.rules.game`): the game of the positions, Go by default; it answers which nodes
+    are terminal (and their value) and which moves a new leaf expands."""
 
     def __init__(self, evaluator: Evaluator, config: MCTSConfig, positions: Sequence[Position],
-                 seed: int | None = None, rollout_policy: PatternRollouts | None = None):
-        self.evaluator, self.config = evaluator, config
+                 seed: int | None = None, rollout_policy: PatternRollouts | None = None, game: Game = GO):
+        self.evaluator, self.config, self.game = evaluator, config, game
         self.rollout_policy = rollout_policy  # None: uniform random playouts
         self.rng = np.random.default_rng(seed)
         self.roots = [self._new_node(p, None, -1) for p in positions]
@@ -225,8 +226,7 @@ class BatchedSearch:
         self.roots[game] = self._new_node(position, None, -1)
 
     def _new_node(self, position: Position, parent: Node | None, move: int) -> Node:
-        cap = self.config.max_moves_for(position.size)
-        return Node(position, parent, move, terminal_value(position, cap))
+        return Node(position, parent, move, self.game.terminal_value(position, self.config.max_moves))
 
     def _round(self, remaining: dict[int, int]) -> None:
         """Collect up to leaves_per_game leaves per game, evaluate them in one call, back up."""
@@ -258,9 +258,9 @@ class BatchedSearch:
             remaining[g] -= 1
 
     def _candidates(self, positions: Sequence[Position]) -> np.ndarray:
-        """(B, N*N+1) bool: the moves the search considers at each new leaf (`candidate_masks`, one
-        kernel call for the batch; the evaluator's legal masks are reused)."""
-        return candidate_masks(positions, self.config.sensible_moves, self.config.pass_when_settled)
+        """(B, A) bool: the moves the search considers at each new leaf (the game's `candidate_masks`:
+        Go's is one kernel call for the batch, reusing the evaluator's legal masks)."""
+        return self.game.candidate_masks(positions, self.config.sensible_moves, self.config.pass_when_settled)
 
     def _descend(self, root: Node, forced: bool = False) -> Node:
         """Follow PUCT from the root to an unexpanded or terminal node, charging virtual loss; with

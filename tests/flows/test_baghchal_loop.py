@@ -1,0 +1,61 @@
+"""The Baghchal zero loop end to end at toy size: a generation played, trained, gated and promoted in a
+real SQLite MLflow under its own model name, its rows 8x augmented, its ladder fitted; a rerun changes
+nothing (the loop SIGKILLed and resumed is tests/system/test_baghchal_loop_kill.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from flows.baghchal_loop import run_baghchal_loop
+from storage import baghchal as files
+from storage import loops, registry
+from storage.loops import LoopError
+from tasks.app.baghchal_settings import BaghchalLoopSettings
+from tests.flows.test_zero_loop import own_store
+
+SETTINGS = dict(loop="baghchal-toy", generations=1, games=4, games_per_task=2, sims=4, preset="tiny",
+                batch_size=16, gate="off", gate_games=2, ladder_games=2, ladder_depth=1, max_plies=60)
+
+
+@pytest.fixture(scope="module")
+def finished(tmp_path_factory: pytest.TempPathFactory, prefect_harness) -> Path:
+    data = tmp_path_factory.mktemp("baghchal") / "data"
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        own_store(data, monkeypatch)
+        run_baghchal_loop(BaghchalLoopSettings(**SETTINGS), str(data), workers=2, device="cpu")
+    return data
+
+
+def test_a_generation_is_promoted_under_the_baghchal_model(finished: Path, monkeypatch: pytest.MonkeyPatch):
+    own_store(finished, monkeypatch)
+    versions = {v.version: v for v in registry.list_versions("baghchal", finished)}
+    assert sorted(versions) == [1, 2]
+    assert versions[1].tags["promotion_reason"] == "initial" and versions[1].tags["generation"] == "0"
+    assert list(versions[2].aliases) == ["champion"] and versions[2].tags["generation"] == "1"
+    assert versions[2].tags["loop"] == "baghchal-toy" and "elo" in versions[2].tags
+    assert registry.list_models(5, finished) == []  # not a Go model: Go's 5x5 names stay free
+
+
+def test_its_rows_are_stored_in_all_eight_symmetries_with_records(finished: Path):
+    rows = files.read_rows(finished, "baghchal-toy", [1])
+    assert len(rows["z"]) > 0 and len(rows["z"]) % 8 == 0
+    assert sorted(set(rows["symmetry"].tolist())) == list(range(8))
+    assert len(files.read_records(finished, "baghchal-toy", 1)) == 4
+
+
+def test_steps_are_recorded_and_the_ladder_rates_the_champion(finished: Path):
+    steps = {record["step"] for record in loops.read_steps(finished, "baghchal-toy")}
+    assert steps == {"start", "selfplay", "train", "gate", "promote", "ladder"}
+    ladder = {row["player"] for row in files.read_ladder(finished)}
+    assert {"random", "library-d1", "baghchal/2"} <= ladder
+
+
+def test_a_rerun_plays_nothing_and_other_settings_are_refused(finished: Path, monkeypatch: pytest.MonkeyPatch):
+    own_store(finished, monkeypatch)
+    before = loops.read_steps(finished, "baghchal-toy")
+    summary = run_baghchal_loop(BaghchalLoopSettings(**SETTINGS), str(finished), workers=1, device="cpu")
+    assert loops.read_steps(finished, "baghchal-toy") == before and summary["champion"] == "baghchal/2"
+    with pytest.raises(LoopError):
+        run_baghchal_loop(BaghchalLoopSettings(**{**SETTINGS, "sims": 8}), str(finished), workers=1, device="cpu")

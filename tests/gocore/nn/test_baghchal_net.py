@@ -1,0 +1,128 @@
+"""Baghchal's 5 input planes, the documented ResNet presets, and its evaluators' symmetry."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from gocore.nn.baghchal_net import (
+    BaghchalNetEvaluator,
+    UniformBaghchalEvaluator,
+    build,
+    net_config,
+)
+from gocore.nn.baghchal_planes import States, encode, encode_states, symmetric_policies, symmetric_states
+from gocore.nn.net_sizes import NetConfigError
+from gocore.nn.nets import NetConfig, build_net
+from gocore.rules import symmetry
+from gocore.rules.baghchal.geometry import NUM_ACTIONS
+from gocore.rules.baghchal.notation import position_from_text, read_record
+from gocore.rules.baghchal.position import GOAT, TIGER, Position
+
+
+def test_the_five_planes_say_tigers_goats_side_phase_and_goats_in_hand() -> None:
+    position = position_from_text("""
+        B . . . B
+        . . . . .
+        . . G . .
+        . G . . .
+        B . . . B
+    """, to_play=TIGER, placed=5)  # three goats captured
+    planes = encode([position])[0]  # (5, 5, 5)
+    assert planes.dtype == np.float32 and planes.shape == (5, 5, 5)
+    assert np.array_equal(planes[0], (position.board() == -1).astype(np.float32))
+    assert np.array_equal(planes[1], (position.board() == 1).astype(np.float32))
+    assert (planes[2] == 1).all() and (planes[3] == 1).all() and np.allclose(planes[4], 15 / 20)
+    goat_moving = position_from_text("""
+        B G G G B
+        G G G G G
+        G G . G G
+        G G G G G
+        B G G G B
+    """, to_play=GOAT, placed=20)
+    planes = encode([goat_moving])[0]
+    assert (planes[2] == 0).all() and (planes[3] == 0).all() and (planes[4] == 0).all()
+
+
+def _positions(count: int, seed: int) -> list[Position]:
+    rng = np.random.default_rng(seed)
+    positions, position = [], Position.initial()
+    while len(positions) < count:
+        if position.is_game_over():
+            position = Position.initial()
+        positions.append(position)
+        position = position.play(int(rng.choice(np.flatnonzero(position.legal_moves()))))
+    return positions
+
+
+@pytest.mark.parametrize("k", symmetry.SYMMETRIES)
+def test_symmetric_states_encode_to_the_symmetric_planes_and_keep_legal_moves_aligned(k: int) -> None:
+    positions = _positions(60, seed=k)
+    states = States.of(positions)
+    moved = symmetric_states(states, k)
+    assert np.array_equal(encode_states(moved), symmetry.apply(encode_states(states), k))
+    legal = np.stack([p.legal_moves() for p in positions]).astype(np.float32)
+    mirrored = [Position(int(g), int(t), p.placed, p.captured, p.to_play, p.ply, (), p.rules)
+                for g, t, p in zip(moved.goats, moved.tigers, positions)]
+    assert np.array_equal(np.stack([p.legal_moves() for p in mirrored]).astype(np.float32),
+                          symmetric_policies(legal, k))
+
+
+def test_the_full_preset_is_the_documented_256_filter_resnet() -> None:
+    config = net_config("full")
+    assert (config.filters, config.blocks, config.value_hidden, config.in_planes) == (256, 10, 128, 5)
+    assert config.num_moves == NUM_ACTIONS and config.game == "baghchal"
+    net = build(config)
+    head = net.policy_head
+    assert head.conv.out_channels == 2 and head.conv.kernel_size == (1, 1) and head.fc.out_features == 217
+    value = net.value_head
+    assert value.conv.out_channels == 1 and value.fc1.out_features == 128 and value.fc2.out_features == 1
+    assert net.stem[0].kernel_size == (3, 3) and isinstance(net.stem[1], torch.nn.BatchNorm2d)
+
+
+def test_presets_and_sizes_are_settings() -> None:
+    assert (net_config("cpu").filters, net_config("cpu").blocks) == (64, 4)
+    assert (net_config("cpu", blocks=2, filters=32).blocks, net_config("cpu", blocks=2, filters=32).filters) == (2, 32)
+    assert net_config("b3c48").blocks == 3 and net_config("b3c48").value_hidden == 128
+    with pytest.raises(NetConfigError, match="Go preset"):
+        net_config("small")
+
+
+def test_a_baghchal_config_round_trips_and_a_go_config_keeps_its_json() -> None:
+    config = net_config("tiny")
+    assert NetConfig.from_dict(config.to_dict()) == config
+    assert isinstance(build_net(config.to_dict()), type(build(config)))
+    go = NetConfig(board_size=9, in_planes=17, encoder="agz17")
+    assert "game" not in go.to_dict() and go.num_moves == 82
+    with pytest.raises(NetConfigError, match="dual net"):
+        NetConfig(board_size=5, in_planes=5, family="policy", game="baghchal")
+
+
+def test_a_net_scores_the_217_actions_and_a_value_in_minus_one_to_one() -> None:
+    torch.manual_seed(0)
+    net = build(net_config("tiny")).eval()
+    logits, values = net(torch.from_numpy(encode(_positions(6, 1))))
+    assert logits.shape == (6, 217) and values.shape == (6,) and (values.abs() <= 1).all()
+
+
+def test_symmetry_averaged_priors_move_with_the_position() -> None:
+    torch.manual_seed(1)
+    evaluator = BaghchalNetEvaluator(build(net_config("tiny")), average_symmetries=True)
+    position = read_record("1. G33 B1112 2. G44 B5545 3. G21")[1]
+    priors, values = evaluator.evaluate([position])
+    for k in symmetry.SYMMETRIES:
+        moved = symmetric_states(States.of([position]), k)
+        mirrored = Position(int(moved.goats[0]), int(moved.tigers[0]), position.placed, position.captured,
+                            position.to_play, position.ply, (), position.rules)
+        k_priors, k_values = evaluator.evaluate([mirrored])
+        assert np.allclose(k_priors, symmetric_policies(priors, k), atol=1e-6)
+        assert np.allclose(k_values, values, atol=1e-6)
+
+
+def test_priors_are_zero_off_the_legal_actions_and_sum_to_one() -> None:
+    positions = _positions(8, 2)
+    for evaluator in (UniformBaghchalEvaluator(), BaghchalNetEvaluator(build(net_config("tiny")))):
+        priors, values = evaluator.evaluate(positions)
+        legal = np.stack([p.legal_moves() for p in positions])
+        assert np.allclose(priors.sum(axis=1), 1) and (priors[~legal] == 0).all() and values.shape == (8,)
