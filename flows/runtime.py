@@ -18,6 +18,7 @@ import re
 import signal
 import socket
 import sys
+import time
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -135,16 +136,20 @@ def dask_scheduler(address: str, timeout: float = 5.0) -> str:
     return normalized
 
 
-def dask_cpu_seconds(address: str, timeout: float = 10.0) -> float:
+def dask_cpu_seconds(address: str, timeout: float = 5.0) -> float:
     """CPU seconds so far of the worker processes of the Dask cluster at `address` that are not in
     this process's tree (those are counted there already: a `LocalCluster`), each with the programs
-    it runs; the step records count their difference. A cluster gone since reads as its last figure."""
+    it runs; the step records count their difference. A cluster that does not answer reads as its
+    last figure, and is asked again only `DASK_RETRY` seconds later (every step reads it twice)."""
     from distributed import Client
 
+    if time.monotonic() < _dask_silent_until.get(address, 0.0):
+        return _dask_readings.get(address, 0.0)
     try:
         with Client(address, timeout=timeout, set_as_default=False) as client:
             workers = client.run(_worker_cpu).values()  # (pid, CPU seconds) of each worker
     except (OSError, TimeoutError):
+        _dask_silent_until[address] = time.monotonic() + DASK_RETRY
         return _dask_readings.get(address, 0.0)
     mine = set(descendants())
     _dask_readings[address] = reading = float(sum(cpu for pid, cpu in workers if pid not in mine))
@@ -156,7 +161,10 @@ def _worker_cpu() -> tuple[int, float]:
     return os.getpid(), tree_cpu_seconds()
 
 
+DASK_RETRY = 600.0
+"""Seconds a Dask cluster that did not answer a CPU reading is left alone (it may be gone for good)."""
 _dask_readings: dict[str, float] = {}
+_dask_silent_until: dict[str, float] = {}
 
 
 def _reach(host: str, port: int, timeout: float, address: str) -> None:

@@ -108,3 +108,15 @@ def test_a_step_killed_mid_way_keeps_what_it_had_spent_until_its_last_note(tmp_p
     assert done.returncode == -9
     record = Steps(tmp_path, "killed").step("work", lambda: {})
     assert record["cpu_seconds"] >= 0.9 * BURN and record["attempts"] == 2, record
+
+
+def test_a_dask_cluster_that_is_gone_is_not_asked_again_at_every_step():
+    from flows import runtime
+
+    address = "tcp://127.0.0.1:1"  # nothing listens: the client retries until its timeout
+    started = time.monotonic()
+    assert runtime.dask_cpu_seconds(address, timeout=1.0) == 0.0
+    first = time.monotonic() - started
+    started = time.monotonic()
+    assert runtime.dask_cpu_seconds(address, timeout=1.0) == 0.0
+    assert time.monotonic() - started < 0.05 < first  # every step read it twice, 10 s each, for good
