@@ -42,7 +42,7 @@ size           int8     board size N
 planes         binary   packed planes (C, N, N), as in ROW_SCHEMA
 pi             binary   search visit distribution over the N*N+1 moves (pass last), in the
                         same symmetry frame as planes: N*N+1 little-endian float16 values
-                        (2 bytes each; `encode_pi` / `storage.stream.decode_pi`; rows sum
+                        (2 bytes each; `encode_pi` / `storage.stream_columns.decode_pi`; rows sum
                         to 1 up to float16 rounding, and decode renormalises them)
 z              int8     +1 the side to move won the game, -1 lost, 0 jigo
 game_id        string   id of the self-play game (unique across generations)

@@ -35,13 +35,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from storage.datasets import DatasetError, shard_paths
 from storage.schemas import PI_DTYPE
 from storage.shuffle import ShuffleBuffer, is_validation
+from storage.stream_columns import Shard, aux_chunk, fixed_width_rows, open_shard, selfplay_value
 from storage.stream_workers import decode_raw, open_pool, pi_from_bytes
 
 SPLITS = ("train", "val")
@@ -69,42 +68,6 @@ class RowDecoder(Protocol):
         ...
 
 
-# ---------------------------------------------------------------- reading binary columns
-def decode_pi(column: pa.Array | pa.ChunkedArray) -> np.ndarray:
-    """(R, N*N+1) float32 from an `encode_pi` column; rows renormalised to sum 1."""
-    if isinstance(column, pa.ChunkedArray):
-        column = column.combine_chunks()
-    width = pc.binary_length(column)[0].as_py() if len(column) else 0
-    return pi_from_bytes(fixed_width_rows(column, width))
-
-
-def fixed_width_rows(array: pa.Array, width: int) -> np.ndarray:
-    """(R, width) uint8 view of a binary column whose every value has `width` bytes."""
-    if array.null_count:
-        raise DatasetError("a binary column (planes or pi) has null values")
-    if len(array) == 0:
-        return np.zeros((0, width), np.uint8)
-    offset_type = np.int64 if pa.types.is_large_binary(array.type) else np.int32
-    _, offset_buffer, data = array.buffers()
-    first = array.offset * np.dtype(offset_type).itemsize
-    offsets = np.frombuffer(offset_buffer, offset_type, len(array) + 1, first)  # (R+1,)
-    if np.any(np.diff(offsets) != width):
-        raise DatasetError(f"binary rows are not all {width} bytes long (wrong encoder or board size?)")
-    start = int(offsets[0])
-    return np.frombuffer(data, np.uint8, len(array) * width, start).reshape(len(array), width)
-
-
-def _aux_chunk(record: pa.RecordBatch, shard: _Shard) -> dict[str, np.ndarray]:
-    """ownership (R, N*N) uint8 bytes of int8 (0 where null) and score (R,) float32 (NaN where null)."""
-    points = shard.size ** 2
-    if not shard.has_aux:
-        return {"ownership": np.zeros((record.num_rows, points), np.uint8),
-                "score": np.full(record.num_rows, np.nan, np.float32)}
-    ownership = pc.fill_null(record.column("ownership"), pa.scalar(bytes(points), pa.binary()))
-    score = record.column("score").to_numpy(zero_copy_only=False).astype(np.float32)  # nulls -> NaN
-    return {"ownership": fixed_width_rows(ownership, points), "score": score}
-
-
 # ---------------------------------------------------------------- batches
 @dataclass(frozen=True)
 class Batch:
@@ -129,47 +92,6 @@ class Batch:
         return len(self.move)
 
 
-@dataclass(frozen=True)
-class _Shard:
-    """One Parquet file to read: its metadata, row kind, encoder and board size."""
-
-    path: Path
-    metadata: pq.FileMetaData
-    is_selfplay: bool
-    encoder: str
-    size: int
-    has_aux: bool  # rows with the ownership and score columns (older shards lack them)
-    has_q: bool = False  # self-play rows with the root's searched value (older shards lack it)
-
-
-def _selfplay_value(record: pa.RecordBatch, value_mix: float, has_q: bool) -> np.ndarray:
-    """(R,) value targets of self-play rows: z (int8) without a mix; with one, float32 for every
-    shard (the shuffle buffer keeps one dtype): (1 - value_mix) * z + value_mix * q where q, the
-    root's searched value, is known, z where it is null or the shard has no q."""
-    z = record.column("z").to_numpy()
-    if not value_mix:
-        return z
-    if not has_q:
-        return z.astype(np.float32)
-    q = pc.fill_null(record.column("q"), np.nan).to_numpy(zero_copy_only=False).astype(np.float32)
-    return np.where(np.isnan(q), z, (1 - value_mix) * z + value_mix * q).astype(np.float32)
-
-
-def _open_shard(path: Path) -> _Shard | None:
-    """The shard's facts from its footer and first row; None if it has no rows."""
-    file = pq.ParquetFile(path)
-    names = set(file.schema_arrow.names)
-    is_selfplay = "pi" in names
-    needed = {"planes", "game_id", "encoder", "size"} | ({"pi", "z"} if is_selfplay else {"move", "value"})
-    if needed - names:
-        raise DatasetError(f"{path}: missing columns {sorted(needed - names)}")
-    if file.metadata.num_rows == 0:
-        return None
-    first = file.read_row_group(0, columns=["encoder", "size"]).slice(0, 1).to_pylist()[0]
-    return _Shard(path, file.metadata, is_selfplay, first["encoder"], int(first["size"]),
-                  {"ownership", "score"} <= names, "q" in names)
-
-
 class BatchStream:
     """Batches from Parquet shards: interleaved, split by game, shuffled, prefetched; iterable."""
 
@@ -191,7 +113,7 @@ class BatchStream:
             raise ValueError(f"bad stream settings: split={split!r} val_percent={val_percent} "
                              f"batch_size={batch_size} prefetch={prefetch} workers={workers} value_mix={value_mix}")
         paths = shard_paths(Path(source)) if isinstance(source, (str, Path)) else [Path(p) for p in source]
-        self.shards = [s for s in map(_open_shard, paths) if s is not None]
+        self.shards = [s for s in map(open_shard, paths) if s is not None]
         if len({(s.encoder, s.size, s.is_selfplay) for s in self.shards}) > 1:
             raise DatasetError(f"shards of {source} mix encoders, board sizes or row kinds")
         self.batch_size, self.split, self.val_percent, self.seed = batch_size, split, val_percent, seed
@@ -215,7 +137,7 @@ class BatchStream:
         return self._prefetched()
 
     # ------------------------------------------------------------ reading
-    def _units(self) -> list[tuple[_Shard, int]]:
+    def _units(self) -> list[tuple[Shard, int]]:
         return [(s, g) for s in self.shards for g in range(s.metadata.num_row_groups)]
 
     def _chunks(self) -> Iterator[dict[str, np.ndarray]]:
@@ -232,7 +154,7 @@ class BatchStream:
                                    f"(val_percent={self.val_percent})")
             epoch += 1
 
-    def _interleaved(self, units: list[tuple[_Shard, int]]) -> Iterator[dict[str, np.ndarray]]:
+    def _interleaved(self, units: list[tuple[Shard, int]]) -> Iterator[dict[str, np.ndarray]]:
         """Round-robin over `interleave` open row groups; a finished one is replaced by the next."""
         pending = iter(units)
         active = [self._read_unit(*u) for u in (next(pending, None) for _ in range(self.interleave)) if u]
@@ -250,7 +172,7 @@ class BatchStream:
             else:
                 active[turn] = self._read_unit(*unit)
 
-    def _read_unit(self, shard: _Shard, row_group: int) -> Iterator[dict[str, np.ndarray]]:
+    def _read_unit(self, shard: Shard, row_group: int) -> Iterator[dict[str, np.ndarray]]:
         """Chunks of `read_rows` rows of one row group, this split's rows only."""
         file = pq.ParquetFile(shard.path, metadata=shard.metadata, read_dictionary=["game_id"])
         targets = ["pi", "z"] if shard.is_selfplay else ["move", "value"]
@@ -266,12 +188,12 @@ class BatchStream:
             chunk = {"planes": fixed_width_rows(record.column("planes"), width)}
             if shard.is_selfplay:
                 chunk["pi"] = fixed_width_rows(record.column("pi"), PI_DTYPE.itemsize * (shard.size ** 2 + 1))
-                chunk["value"] = _selfplay_value(record, self.value_mix, shard.has_q)
+                chunk["value"] = selfplay_value(record, self.value_mix, shard.has_q)
             else:
                 chunk["move"] = record.column("move").to_numpy().astype(np.int64)
                 chunk["value"] = record.column("value").to_numpy()
             if self.aux_targets:
-                chunk.update(_aux_chunk(record, shard))
+                chunk.update(aux_chunk(record, shard))
             if self.ids:
                 chunk["game_id"] = np.asarray(record.column("game_id").to_pylist(), dtype=object)
                 chunk["move_number"] = record.column("move_number").to_numpy().astype(np.int64)

@@ -125,6 +125,7 @@ def quiet_prefect(verbose: bool, data_dir: Path | None = None) -> None:
     if (problem := unwritable(home)) is not None:
         fix = "give a writable --data-dir (or $GOZERO_DATA)" if mine else "give a writable $PREFECT_HOME"
         raise fail(f"cannot write {home} ({'the data dir' if mine else '$PREFECT_HOME'}): {problem}; {fix}")
+    home.mkdir(parents=True, exist_ok=True)  # Prefect's own mkdir on import makes no parents, and warns
 
 
 def unwritable(path: Path) -> str | None:

@@ -16,7 +16,8 @@ from storage import datasets
 from storage.memory_batches import InMemoryBatches
 from storage.schemas import SELFPLAY_SCHEMA, encode_pi, rows_table, selfplay_table
 from storage.shuffle import ShuffleBuffer, game_bucket
-from storage.stream import Batch, BatchStream, StreamFactory, decode_pi
+from storage.stream import Batch, BatchStream, StreamFactory
+from storage.stream_columns import decode_pi
 from storage.stream_mix import MixedStreamFactory
 from tasks.app.rows import ROW_DECODER, transform_pi
 
