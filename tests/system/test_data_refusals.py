@@ -71,8 +71,8 @@ def test_an_ingest_that_accepts_no_game_fails_naming_why_and_leaves_no_dataset(b
     from prefect.settings import PREFECT_API_URL
 
     data, sgf = built
-    result = gozero("ingest", str(sgf), "--dataset", "nine", "--workers", "1", "--data-dir", str(data),
-                    api_url=PREFECT_API_URL.value())  # 5x5 games, --size 9 by default
+    result = gozero("ingest", str(sgf), "--dataset", "nine", "--size", "9", "--workers", "1", "--data-dir", str(data),
+                    api_url=PREFECT_API_URL.value())  # 5x5 games, --size 9 given (without it 5 is inferred)
     assert result.returncode == 1, result.stdout
     assert "no game accepted into dataset nine: 6 refused (filter:size: 6)" in result.stdout, result.stdout
     assert "--size 9" in result.stdout and "Traceback" not in result.stdout, result.stdout
