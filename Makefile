@@ -42,7 +42,7 @@ test: lint
 	$(BIN)/python -m pytest -q --durations=25 $(XDIST)
 
 test-fast: install
-	$(BIN)/python -m pytest -q -m "not system and not slow and not gnugo" $(XDIST)
+	$(BIN)/python -m pytest -q -m "not system and not slow and not gnugo" --durations=25 $(XDIST)
 
 test-system: install
 	$(BIN)/python -m pytest -q -m "system or slow or gnugo" --durations=25 $(XDIST)
