@@ -334,5 +334,7 @@ def print_next_steps(data: Path, model_name: str) -> None:
                  f"  {gozero} loop --generations 10 --warm-start models:/{model_name}@champion --data-dir {data}"
                  "   # go on learning",
                  f"  engine for Sabaki or GoGui: {gozero} gtp --model models:/{model_name}@champion "
-                 f"--sims 200 --data-dir {data}"):
+                 f"--sims 200 --data-dir {data}",
+                 f"  a net that beats GNU Go, shipped with gozero: {gozero} play --black shipped --white gnugo-5 "
+                 f"--data-dir {data}   # or gtp --model shipped"):
         console.print(line, soft_wrap=True, highlight=False)
