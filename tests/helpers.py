@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -136,3 +141,22 @@ def preloaded_modules(names: tuple[str, ...]) -> list[bool]:
     import sys
 
     return [name in sys.modules for name in names]
+
+
+def kill_group_when(process: subprocess.Popen, happened: Callable[[], bool], timeout: float = 300) -> bool:
+    """Wait until `happened()`, then SIGKILL `process`'s group (it started a new session: its
+    workers too); False if it ended first. The group is killed whatever happens."""
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline and process.poll() is None:
+            if happened():
+                os.killpg(process.pid, signal.SIGKILL)
+                process.wait()
+                return True
+            time.sleep(0.02)
+        assert process.poll() is not None, "the process did not reach the kill point in time"
+        return False
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

@@ -4,10 +4,8 @@ rerun each time, finishes its generation with nothing played or registered twice
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +15,7 @@ from storage import baghchal as files
 from storage import loops, registry, run_dirs
 from tests.flows.test_baghchal_loop import SETTINGS
 from tests.flows.test_zero_loop import own_store
+from tests.helpers import kill_group_when
 
 REPO = Path(__file__).resolve().parents[2]
 KILLED = {**SETTINGS, "loop": "baghchal-kill", "games": 8, "games_per_task": 2, "ladder_depth": 0}
@@ -38,21 +37,7 @@ def start_loop(data: Path) -> subprocess.Popen:
 
 def kill_when(data: Path, happened: Callable[[], bool], timeout: float = 300) -> bool:
     """Run the loop until `happened()`, then SIGKILL it and its workers; False if it ended first."""
-    process = start_loop(data)
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline and process.poll() is None:
-            if happened():
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                return True
-            time.sleep(0.02)
-        assert process.poll() is not None, "the loop did not reach the kill point in time"
-        return False
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    return kill_group_when(start_loop(data), happened, timeout)
 
 
 def recorded(data: Path, step: str) -> bool:

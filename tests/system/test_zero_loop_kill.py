@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +15,7 @@ import pytest
 from storage import layout, loops, registry, run_dirs
 from tasks.app.loop_view import generation_rows
 from tests.flows.test_zero_loop import SETTINGS, own_store
+from tests.helpers import kill_group_when
 
 REPO = Path(__file__).resolve().parents[2]
 LOOP_SCRIPT = """
@@ -38,21 +37,7 @@ def start_loop(data: Path) -> subprocess.Popen:
 
 def kill_when(data: Path, happened: Callable[[], bool], timeout: float = 300) -> bool:
     """Run the loop until `happened()`, then SIGKILL it and its workers; False if it ended first."""
-    process = start_loop(data)
-    deadline = time.monotonic() + timeout
-    try:
-        while time.monotonic() < deadline and process.poll() is None:
-            if happened():
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
-                return True
-            time.sleep(0.02)
-        assert process.poll() is not None, "the loop did not reach the kill point in time"
-        return False
-    finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
+    return kill_group_when(start_loop(data), happened, timeout)
 
 
 def recorded(data: Path, generation: int, step: str) -> bool:
