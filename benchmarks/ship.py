@@ -14,8 +14,6 @@ the data dirs that registered the old one register the new one as their next ver
 from __future__ import annotations
 
 import argparse
-import json
-import shutil
 import sys
 from pathlib import Path
 from typing import Any
@@ -31,7 +29,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--command", required=True, help="the command that made it, as run")
     parser.add_argument("--match", action="append", default=[], help="a match id of its measured games")
     parser.add_argument("--note", default=None, help="what the records do not say (e.g. CPU spent before they counted it)")
-    parser.add_argument("--out", type=Path, default=ROOT / "storage" / "shipped", help="the shipped nets' folder")
+    parser.add_argument("--out", type=Path, default=None, help="the shipped nets' folder (default storage/shipped)")
     return parser.parse_args(argv)
 
 
@@ -67,7 +65,7 @@ def recipe_facts(data: Path, recipe: str, version: str) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     sys.path.insert(0, str(ROOT))
-    from storage import registry
+    from storage import registry, shipped
     from storage.checkpoints import read_model_info
 
     name, selector = registry.parse_model_uri(args.model)
@@ -83,13 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     provenance = {"model": label, "command": args.command, "strength": strength, "matches": matches,
                   **(recipe_facts(args.data_dir, args.recipe, selector) if args.recipe else {}),
                   **({"note": args.note} if args.note else {})}
-    target = args.out / f"gozero-{size}x{size}"
-    staging = args.out / f".gozero-{size}x{size}.new"
-    shutil.rmtree(staging, ignore_errors=True)
-    shutil.copytree(source, staging)
-    (staging / "provenance.json").write_text(json.dumps(provenance, indent=2) + "\n")
-    shutil.rmtree(target, ignore_errors=True)
-    staging.rename(target)
+    target = shipped.ship(source, size, provenance, args.out)
     weights = sum(path.stat().st_size for path in target.iterdir())
     print(f"shipped {label} as {target} ({weights / 1e6:.1f} MB): {strength or 'no matches given'}")
     return 0

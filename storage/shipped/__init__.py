@@ -32,9 +32,27 @@ def shipped_name(size: int) -> str:
     return f"gozero-{size}x{size}-shipped"
 
 
-def shipped_dir(size: int) -> Path:
-    """The model directory of the shipped net of `size` (it may not exist: no net of that size ships)."""
-    return _HERE / f"gozero-{size}x{size}"
+def shipped_dir(size: int, folder: Path | None = None) -> Path:
+    """The model directory of the shipped net of `size` (it may not exist: no net of that size
+    ships), in `folder` (default: the shipped nets' folder of this package)."""
+    return (folder or _HERE) / f"gozero-{size}x{size}"
+
+
+def ship(source: Path, size: int, facts: dict[str, Any], folder: Path | None = None) -> Path:
+    """Make the model directory `source` the shipped net of `size` with `facts` as its provenance,
+    replacing the one before (built beside it, then renamed into place); its directory."""
+    import shutil
+
+    from storage.atomic import write_json
+
+    target = shipped_dir(size, folder)
+    staging = target.with_name(f".{target.name}.new")
+    shutil.rmtree(staging, ignore_errors=True)
+    shutil.copytree(source, staging)
+    write_json(staging / PROVENANCE_FILE, facts)
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    return target
 
 
 def shipped_sizes() -> list[int]:
