@@ -67,6 +67,10 @@ def baghchal_loop(settings: BaghchalLoopSettings = BaghchalLoopSettings(), data_
         first = initial_champion(settings, str(data))
         print(f"loop {settings.loop}: generation 0 is {first.label}")
         for generation in range(1, settings.generations + 1):
+            if is_spent(settings, data, generation):
+                print(f"loop {settings.loop}: {learning_cpu_hours(data, settings.loop):.2f} of "
+                      f"{settings.budget_cpu_hours:g} CPU hours spent, no generation {generation}")
+                break
             run_generation(settings, data, generation, device, inference_device)
     return loop_summary(settings, data)
 
@@ -78,6 +82,27 @@ def finished_generations(data: Path, loop: str) -> int:
     while all((finished + 1, step) in steps for step in STEPS):
         finished += 1
     return finished
+
+
+LEARNING = ("start", "selfplay", "train", "gate", "promote")
+"""The steps whose CPU is the loop's learning (the ladder only reports)."""
+
+
+def learning_cpu_hours(data: Path, loop: str) -> float:
+    """CPU hours the loop's finished learning steps have recorded (every attempt of each)."""
+    records = loops.read_steps(data, loop)
+    seconds = sum(float(r.get("cpu_seconds", 0)) for r in records if r["step"] in LEARNING)
+    return seconds / 3600
+
+
+def is_spent(settings: BaghchalLoopSettings, data: Path, generation: int) -> bool:
+    """Whether generation `generation` may not start: it has no record yet and the loop's learning
+    has reached `budget_cpu_hours` (a begun generation is finished)."""
+    if settings.budget_cpu_hours is None:
+        return False
+    if any(int(r["generation"]) == generation for r in loops.read_steps(data, settings.loop)):
+        return False
+    return learning_cpu_hours(data, settings.loop) >= settings.budget_cpu_hours
 
 
 def run_generation(settings: BaghchalLoopSettings, data: Path, generation: int, device: str,

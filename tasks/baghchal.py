@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from prefect import task
 from prefect.cache_policies import NO_CACHE
@@ -24,6 +24,9 @@ from tasks.app.baghchal_settings import MODEL_NAME, BaghchalLoopSettings
 from tasks.app.models import ModelRef
 from tasks.promotion import INITIAL, promote
 from tasks.train import GPU_TAG, Recorder, latest_checkpoint
+
+if TYPE_CHECKING:
+    from gocore.search.baghchal_selfplay import BaghchalSelfPlayConfig
 
 BOARD_SIZE = 5
 
@@ -97,18 +100,21 @@ def selfplay_batch(settings: BaghchalLoopSettings, model_uri: str, generation: i
     return play_batch(settings, model_uri, generation, seed, games, data_dir, device)
 
 
+def selfplay_config(settings: BaghchalLoopSettings) -> BaghchalSelfPlayConfig:
+    """The loop's self-play search: Baghchal's `SELFPLAY` with the loop's simulations, temperature
+    plies, playout cap and root search."""
+    from gocore.search.baghchal_selfplay import SELFPLAY, BaghchalSelfPlayConfig
+    from gocore.search.gumbel import root_search
+
+    search = SELFPLAY.replace(sims=settings.sims, temperature_moves=settings.temperature_plies,
+                              full_search_prob=settings.full_search_prob, fast_sims=settings.fast_sims)
+    return BaghchalSelfPlayConfig(search=search, gumbel=root_search(settings.search), rules=settings.rules())
+
+
 def play_batch(settings: BaghchalLoopSettings, model_uri: str, generation: int, seed: int, games: int,
                data_dir: str, device: str = "cpu") -> dict[str, Any]:
     """The task's work without Prefect (see `selfplay_batch`)."""
-    from gocore.search.baghchal_selfplay import (
-        SELFPLAY,
-        BaghchalSelfPlayConfig,
-        play_games,
-        record_text,
-        summarize,
-        training_rows,
-    )
-    from gocore.search.gumbel import root_search
+    from gocore.search.baghchal_selfplay import play_games, record_text, summarize, training_rows
     from tasks.app.baghchal_players import load_evaluator
 
     data = Path(data_dir)
@@ -119,8 +125,7 @@ def play_batch(settings: BaghchalLoopSettings, model_uri: str, generation: int, 
         return done
     started = time.perf_counter()
     evaluator, version = load_evaluator(model_uri, data, device)
-    config = BaghchalSelfPlayConfig(search=SELFPLAY.replace(sims=settings.sims), gumbel=root_search(settings.search),
-                                    rules=settings.rules())
+    config = selfplay_config(settings)
     played = play_games(evaluator, config, games, seed=seed)
     ids = [f"gen{generation}-s{seed}-{index:04d}" for index in range(games)]
     columns = training_rows(played, ids, generation=generation, model_version=version)

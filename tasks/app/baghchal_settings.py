@@ -20,7 +20,8 @@ GATES = ("fixed", "off")
 
 @dataclass(frozen=True)
 class BaghchalLoopSettings:
-    """What a Baghchal zero loop is; recorded in loop.json, and a rerun must match it (but `generations`)."""
+    """What a Baghchal zero loop is; recorded in loop.json, and a rerun must match it (but `generations`
+    and `budget_cpu_hours`)."""
 
     __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
 
@@ -34,6 +35,13 @@ class BaghchalLoopSettings:
     """Self-play games per task (one Parquet shard each); tasks run on the pool's workers."""
     sims: int = 64
     """Search simulations per move in self-play and in the gate."""
+    temperature_plies: int = 20
+    """Self-play plies chosen in proportion to visits (tau = 1) before the most visited is played."""
+    full_search_prob: float = 1.0
+    """Playout cap randomization: share of self-play moves searched with `sims` (noise, a training
+    row); the rest get `fast_sims`, no noise and no row. 1 = every move in full."""
+    fast_sims: int | None = None
+    """Simulations of a fast self-play move; None = sims // 4."""
     search: str = "puct"
     """Root search of self-play: puct or gumbel."""
     preset: str = "cpu"
@@ -69,6 +77,9 @@ class BaghchalLoopSettings:
     """A game still going after this many plies is a draw."""
     seed: int = 0
     """Seeds every generation's self-play, training and games."""
+    budget_cpu_hours: float | None = None
+    """Start no new generation once the loop's learning (self-play, training, gate: the steps' process
+    trees; not the ladder) has spent this many CPU hours; None = no budget, `generations` alone."""
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
@@ -78,6 +89,10 @@ class BaghchalLoopSettings:
                  self.window_generations) < 1, "generations, games, games_per_task, sims, batch_size and "
                                                "window_generations must be >= 1"),
             (not 0 < self.gate_threshold < 1, "gate_threshold must be in (0, 1)"),
+            (self.temperature_plies < 0, "temperature_plies must be >= 0"),
+            (not 0 < self.full_search_prob <= 1, "full_search_prob must be in (0, 1]"),
+            (self.fast_sims is not None and self.fast_sims < 1, "fast_sims must be >= 1"),
+            (self.budget_cpu_hours is not None and self.budget_cpu_hours <= 0, "budget_cpu_hours must be > 0"),
             (min(self.gate_games, self.ladder_games, self.ladder_depth) < 0, "gate_games, ladder_games and "
                                                                              "ladder_depth must be >= 0"),
         ) if is_bad]
@@ -90,7 +105,7 @@ class BaghchalLoopSettings:
         return BaghchalRules(self.captures_to_win, self.repetition, self.max_plies)
 
 
-BAGHCHAL_RESUMABLE = frozenset({"generations"})
+BAGHCHAL_RESUMABLE = frozenset({"generations", "budget_cpu_hours"})
 """Settings a rerun of a Baghchal loop may change."""
 
 

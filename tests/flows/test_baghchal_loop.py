@@ -4,11 +4,12 @@ nothing (the loop SIGKILLed and resumed is tests/system/test_baghchal_loop_kill.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
-from flows.baghchal_loop import run_baghchal_loop
+from flows.baghchal_loop import is_spent, learning_cpu_hours, run_baghchal_loop
 from storage import baghchal as files
 from storage import loops, registry
 from storage.loops import LoopError
@@ -59,3 +60,17 @@ def test_a_rerun_plays_nothing_and_other_settings_are_refused(finished: Path, mo
     assert loops.read_steps(finished, "baghchal-toy") == before and summary["champion"] == "baghchal/2"
     with pytest.raises(LoopError):
         run_baghchal_loop(BaghchalLoopSettings(**{**SETTINGS, "sims": 8}), str(finished), workers=1, device="cpu")
+
+
+def test_a_spent_budget_starts_no_new_generation(finished: Path, monkeypatch: pytest.MonkeyPatch):
+    own_store(finished, monkeypatch)
+    before = loops.read_steps(finished, "baghchal-toy")
+    spent = learning_cpu_hours(finished, "baghchal-toy")
+    ladder = sum(r["cpu_seconds"] for r in before if r["step"] == "ladder") / 3600
+    assert spent > 0 and ladder > 0
+    assert spent == pytest.approx(sum(r["cpu_seconds"] for r in before) / 3600 - ladder)
+    more = BaghchalLoopSettings(**{**SETTINGS, "generations": 3, "budget_cpu_hours": spent * 0.99})
+    assert is_spent(more, finished, 2) and not is_spent(more, finished, 1)
+    summary = run_baghchal_loop(more, str(finished), workers=1, device="cpu")
+    assert loops.read_steps(finished, "baghchal-toy") == before and len(summary["generations"]) == 1
+    assert not is_spent(dataclasses.replace(more, budget_cpu_hours=spent * 2), finished, 2)

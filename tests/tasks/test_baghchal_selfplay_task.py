@@ -1,0 +1,37 @@
+"""The Baghchal loop's self-play knobs reach its games: the playout cap keeps a row only for a fully
+searched move, and `temperature_plies` samples the opening by visits and then plays the most visited."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from gocore.nn.baghchal_net import UniformBaghchalEvaluator
+from gocore.search.baghchal_selfplay import play_games
+from tasks.app.baghchal_settings import BaghchalLoopSettings
+from tasks.baghchal import play_batch, selfplay_config
+
+
+def settings(**changes) -> BaghchalLoopSettings:
+    return BaghchalLoopSettings(**{"loop": "knobs", "games": 4, "games_per_task": 4, "sims": 8, "max_plies": 40,
+                                   **changes})
+
+
+def test_the_playout_cap_keeps_rows_of_full_searches_only(tmp_path: Path):
+    capped = play_batch(settings(full_search_prob=0.3, fast_sims=2), "uniform", 1, 7, 4, str(tmp_path / "a"))
+    full = play_batch(settings(), "uniform", 1, 7, 4, str(tmp_path / "b"))
+    assert 0 < capped["full_searches"] < 0.6 * capped["positions"]
+    assert capped["rows"] == 8 * capped["full_searches"]
+    assert full["full_searches"] == full["positions"] and full["rows"] == 8 * full["positions"]
+
+
+def test_temperature_plies_sample_the_opening_then_the_most_visited_is_played():
+    config = selfplay_config(settings(sims=32, temperature_plies=4))
+    assert config.search.temperature_moves == 4
+    games = play_games(UniformBaghchalEvaluator(), config, 4, seed=3)
+    opening = [game.pis[i][game.actions[i]] < game.pis[i].max() for game in games for i in range(4)]
+    later = [game.pis[i][game.actions[i]] == game.pis[i].max() for game in games for i in range(4, len(game.actions))]
+    assert any(opening), "no opening move was sampled away from the most visited"
+    assert all(later) and len(later) > 40
+    assert np.isclose(games[0].pis[5].sum(), 1.0)
