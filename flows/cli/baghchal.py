@@ -22,7 +22,8 @@ baghchal_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_mark
                            help="Baghchal (Tigers and Goats): the zero loop, matches, a game at the terminal.")
 LOOP = declared_fields("tasks.app.baghchal_settings", "BaghchalLoopSettings")
 MATCH = declared_fields("tasks.app.baghchal_settings", "BaghchalMatchSettings")
-PLAYERS_HELP = ("random, uniform, library:<depth> (the baghchal library's engine), human, or a model "
+PLAYERS_HELP = ("random, uniform, library:<depth> (the baghchal library's engine; library-slow:<depth> runs "
+                "the library's own code), human, or a model "
                 "(models:/baghchal@champion, models:/baghchal/<version>, a model directory)")
 DataDir = Annotated[Path | None, typer.Option(help=DATA_DIR_HELP)]
 

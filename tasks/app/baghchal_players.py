@@ -2,7 +2,9 @@
 
     random                  uniform over the legal actions
     uniform                 search with uniform priors and value 0 (visits alone), `sims` simulations
-    library:<depth>         the `baghchal` library's minimax engine (library = depth 2)
+    library:<depth>         the `baghchal` library's minimax engine (library = depth 2), played by its
+                            exact numba port (`gocore.search.baghchal_minimax`)
+    library-slow:<depth>    the same engine, the library's own code (the same moves, far slower: to check)
     human                   a person at the terminal, typing the library's move text
     models:/baghchal@champion, models:/baghchal/3, a model directory
                             our net, searched with `sims` simulations (the match preset)
@@ -33,15 +35,16 @@ class Player:
     label: str
 
 
-def library_depth(spec: str) -> int | None:
-    """The engine depth of a ``library[:<depth>]`` spec, else None."""
-    if spec == "library":
-        return LIBRARY_DEPTH
-    if spec.startswith("library:"):
-        depth = spec.removeprefix("library:")
-        if not depth.isdigit() or int(depth) < 1:
-            raise PlayerSpecError(f"{spec!r}: the library engine's depth is a whole number >= 1 (library:2)")
-        return int(depth)
+def library_engine(spec: str) -> tuple[int, bool] | None:
+    """(depth, slow) of a ``library[:<depth>]`` or ``library-slow[:<depth>]`` spec, else None."""
+    for name, slow in (("library", False), ("library-slow", True)):
+        if spec == name:
+            return LIBRARY_DEPTH, slow
+        if spec.startswith(f"{name}:"):
+            depth = spec.removeprefix(f"{name}:")
+            if not depth.isdigit() or int(depth) < 1:
+                raise PlayerSpecError(f"{spec!r}: the library engine's depth is a whole number >= 1 ({name}:2)")
+            return int(depth), slow
     return None
 
 
@@ -56,8 +59,8 @@ def make_player(spec: str, sims: int = 64, seed: int | None = None, data_dir: st
         return Player(RandomAgent(seed), "random")
     if spec == "human":
         return Player(HumanAgent(), "human")
-    if (depth := library_depth(spec)) is not None:
-        agent = LibraryEngineAgent(depth)
+    if (engine := library_engine(spec)) is not None:
+        agent = LibraryEngineAgent(*engine)
         return Player(agent, agent.name)
     config = MATCH.replace(sims=sims)
     evaluator, label = load_evaluator(spec, data_dir, device)
@@ -74,7 +77,7 @@ def load_evaluator(spec: str, data_dir: str | Path | None = None, device: str = 
     try:
         loaded = load_model(spec, data_dir)
     except ModelError as error:
-        raise PlayerSpecError(f"{spec!r} is not random, uniform, human, library:<depth> or a model: {error}") from None
+        raise PlayerSpecError(f"{spec!r} is not random, uniform, human, library[-slow]:<depth> or a model: {error}") from None
     if loaded.net.config.game != "baghchal":
         raise PlayerSpecError(f"{spec} is a {loaded.net.config.game} net, not a Baghchal one")
     return BaghchalNetEvaluator(loaded.net, device=device), loaded.version
@@ -84,11 +87,11 @@ def player_label(spec: str, data_dir: str | Path | None = None) -> str:
     """The label a spec plays under, without building an engine (a model URI resolves to NAME/VERSION)."""
     if spec in ("random", "human", "uniform"):
         return spec
-    if (depth := library_depth(spec)) is not None:
-        return f"library-d{depth}"
+    if (engine := library_engine(spec)) is not None:
+        return f"library-d{engine[0]}"
     from tasks.app.models import ModelError, load_model
 
     try:
         return load_model(spec, data_dir).version
     except ModelError as error:
-        raise PlayerSpecError(f"{spec!r} is not random, uniform, human, library:<depth> or a model: {error}") from None
+        raise PlayerSpecError(f"{spec!r} is not random, uniform, human, library[-slow]:<depth> or a model: {error}") from None
