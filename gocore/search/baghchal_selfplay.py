@@ -81,13 +81,17 @@ class PlayedGame:
 
 
 def play_games(evaluator: Evaluator, config: BaghchalSelfPlayConfig, count: int, seed: int | None = None,
-               new_search: Callable[..., BatchedSearch] | None = None) -> list[PlayedGame]:
-    """`count` games of search against itself, all searched in lockstep."""
+               new_search: Callable[..., BatchedSearch] | None = None,
+               starts: Sequence[Position] | None = None) -> list[PlayedGame]:
+    """`count` games of search against itself, all searched in lockstep, from the start or from
+    `starts` (one position each, e.g. after a few random plies; their plies are not recorded)."""
     rng = np.random.default_rng(seed)
     game = BaghchalGame(config.rules)
-    start = game.initial()
+    if starts is not None and (len(starts) != count or any(start.is_game_over() for start in starts)):
+        raise ValueError(f"{len(starts)} start positions for {count} games, or a finished one among them")
     build = new_search or search_factory(config.gumbel, game)
-    search = build(evaluator, config.search, [start] * count, seed=int(rng.integers(1 << 62)))
+    search = build(evaluator, config.search, list(starts) if starts is not None else [game.initial()] * count,
+                   seed=int(rng.integers(1 << 62)))
     games = [PlayedGame() for _ in range(count)]
     active = list(range(count))
     while active:
