@@ -56,6 +56,7 @@ from pathlib import Path  # noqa: E402
 from gocore.play.baghchal_match import BaghchalMatchConfig, pair_opening  # noqa: E402
 from gocore.play.ratings import clustered_interval, wilson_interval  # noqa: E402
 from gocore.rules.baghchal.position import GOAT, Position  # noqa: E402
+from tasks.app.baghchal_players import player_label  # noqa: E402
 from tasks.app.baghchal_settings import BaghchalMatchSettings  # noqa: E402
 from tasks.baghchal_match import match_chunks, play_chunk, start_match  # noqa: E402
 
@@ -127,12 +128,14 @@ def main(args: argparse.Namespace) -> None:
     data = Path(args.data_dir)
     figures = []
     for opponent in [spec for spec in args.opponents.split(",") if spec]:
-        settings = BaghchalMatchSettings(args.model, opponent, 2 * args.games, args.sims, args.opening, args.seed)
-        slug = "".join(c if c.isalnum() else "-" for c in f"{args.model}-vs-{opponent}")
+        label = player_label(args.model, data)  # an alias pinned to its version now: its own matches
+        model = f"models:/{label}" if args.model.startswith("models:/") else args.model
+        settings = BaghchalMatchSettings(model, opponent, 2 * args.games, args.sims, args.opening, args.seed)
+        slug = "".join(c if c.isalnum() else "-" for c in f"{label}-vs-{opponent}")
         match_id = f"strength-{slug}-s{args.sims}-o{args.opening}-g{2 * args.games}-seed{args.seed}"
         started = time.perf_counter()
         rows = match_rows(settings, match_id, data, args.workers)
-        print(f"{args.model} vs {opponent}: {len(rows)} games, {args.sims} simulations, {args.opening} random "
+        print(f"{label} vs {opponent}: {len(rows)} games, {args.sims} simulations, {args.opening} random "
               f"opening plies, match {match_id} ({time.perf_counter() - started:.0f} s)", flush=True)
         for side, name in ((GOAT, "Goat"), (-GOAT, "Tiger")):
             r = side_report(rows, side)
