@@ -43,9 +43,8 @@ from gocore.nn.baghchal_net import build, net_config  # noqa: E402
 from gocore.nn.baghchal_planes import bits_of  # noqa: E402
 from gocore.nn.baghchal_training import Batch, RowStreams  # noqa: E402
 from gocore.nn.training import TrainConfig, train  # noqa: E402
+from gocore.rules.baghchal.position import DEFAULT_RULES  # noqa: E402
 from storage import baghchal as files  # noqa: E402
-
-CAPTURES_TO_WIN = 5
 
 
 class CapturedPlaneStreams(RowStreams):
@@ -54,7 +53,7 @@ class CapturedPlaneStreams(RowStreams):
     def batch(self, rows: np.ndarray) -> Batch:
         batch = super().batch(rows)
         on_board = bits_of(self.columns["goats"][rows]).sum(axis=1)
-        captured = (self.columns["placed"][rows].astype(np.float32) - on_board) / CAPTURES_TO_WIN
+        captured = (self.columns["placed"][rows].astype(np.float32) - on_board) / DEFAULT_RULES.captures_to_win
         plane = np.broadcast_to(captured[:, None, None, None], (len(rows), 1, *batch.planes.shape[2:]))
         return dataclasses.replace(batch, planes=np.concatenate([batch.planes, plane], axis=1).astype(np.float32))
 

@@ -22,10 +22,12 @@ with each simulation count (every game a draw under perfect play). Last line:
 from __future__ import annotations
 
 import argparse
+import multiprocessing
 import os
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from typing import Any
 
 
@@ -58,28 +60,73 @@ from gocore.play.ratings import clustered_interval, wilson_interval  # noqa: E40
 from gocore.rules.baghchal.position import GOAT, Position  # noqa: E402
 from tasks.app.baghchal_players import player_label  # noqa: E402
 from tasks.app.baghchal_settings import BaghchalMatchSettings  # noqa: E402
-from tasks.baghchal_match import match_chunks, play_chunk, start_match  # noqa: E402
+from tasks.baghchal_match import match_chunks, play_chunk, run_match_here, start_match  # noqa: E402
 
 PER_CHUNK = 4
 
 
-def _chunk(args: tuple[BaghchalMatchSettings, str, int, int, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class SideReport:
+    """Our games with one side: wins, draws, losses, the score and its two 95 % intervals."""
+
+    games: int
+    wins: int
+    draws: int
+    losses: int
+    score: float
+    low: float
+    high: float
+    clustered_low: float
+    clustered_high: float
+    openings: int
+
+
+@dataclass(frozen=True)
+class DrawRate:
+    """Self-play from random openings at one simulation count: how the games ended."""
+
+    sims: int
+    games: int
+    draws: int
+    goat_wins: int
+    tiger_wins: int
+    low: float
+    high: float
+    cpu_seconds: float
+
+
+def pinned(spec: str, data: Path) -> str:
+    """A model URI with its alias resolved to the version it names now (``models:/baghchal/12``), so
+    a match and its id stay that version's after a promotion; other specs as they are."""
+    return f"models:/{player_label(spec, data)}" if spec.startswith("models:/") else spec
+
+
+def match_of(model: str, opponent: str, args: argparse.Namespace, data: Path) -> tuple[BaghchalMatchSettings, str]:
+    """The match settings and id of `model` against `opponent`, both pinned: an id names one pair of
+    versions and one set of settings, so a rerun resumes it and nothing else reuses it."""
+    a, b = pinned(model, data), pinned(opponent, data)
+    slug = "".join(c if c.isalnum() else "-" for c in f"{player_label(a, data)}-vs-{player_label(b, data)}")
+    settings = BaghchalMatchSettings(a, b, 2 * args.games, args.sims, args.opening, args.seed)
+    return settings, f"strength-{slug}-s{args.sims}-o{args.opening}-g{2 * args.games}-seed{args.seed}"
+
+
+def _chunk(job: tuple[BaghchalMatchSettings, str, int, int, str]) -> list[dict[str, Any]]:
     from gocore.nn.device import set_threads
 
     set_threads(1)
-    settings, match_id, first, count, data = args
+    settings, match_id, first, count, data = job
     return play_chunk(settings, match_id, first, count, Path(data))
 
 
 def match_rows(settings: BaghchalMatchSettings, match_id: str, data: Path, workers: int) -> list[dict[str, Any]]:
-    """Every game of the match, its chunks on `workers` processes (finished chunks read back)."""
+    """Every game of the match, its chunks on `workers` fresh processes (the project's forkserver
+    start, not a fork of this one); finished chunks are read back."""
     start_match(settings, match_id, data)
     jobs = [(settings, match_id, first, count, str(data)) for first, count in match_chunks(settings.games, PER_CHUNK)]
     if workers <= 1:
-        chunks = map(_chunk, jobs)
-    else:
-        with ProcessPoolExecutor(workers) as pool:
-            chunks = list(pool.map(_chunk, jobs))
+        return run_match_here(settings, match_id, data, PER_CHUNK)
+    with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("forkserver")) as pool:
+        chunks = list(pool.map(_chunk, jobs))
     return sorted((row for rows in chunks for row in rows), key=lambda row: row["game"])
 
 
@@ -89,20 +136,20 @@ def opening_of(row: dict[str, Any]) -> str:
     return " ".join(moves[:int(row["opening"])])
 
 
-def side_report(rows: Sequence[dict[str, Any]], side: int) -> dict[str, Any]:
+def side_report(rows: Sequence[dict[str, Any]], side: int) -> SideReport:
     """Our wins, draws, losses and score with one side, with Wilson's and the clustered interval."""
     mine = [row for row in rows if int(row["a_side"]) == side]
     scores = [float(row["a_score"]) for row in mine]
     wins, draws = scores.count(1.0), scores.count(0.5)
     low, high = wilson_interval(sum(scores), len(scores))
     clustered = clustered_interval(scores, [opening_of(row) for row in mine])
-    return {"games": len(mine), "wins": wins, "draws": draws, "losses": len(mine) - wins - draws,
-            "score": sum(scores) / max(len(mine), 1), "low": low, "high": high,
-            "clustered_low": clustered.low, "clustered_high": clustered.high, "openings": clustered.clusters}
+    return SideReport(len(mine), wins, draws, len(mine) - wins - draws, sum(scores) / max(len(mine), 1), low, high,
+                      clustered.low, clustered.high, clustered.clusters)
 
 
-def draw_rate(model: str, data: Path, sims: int, games: int, opening: int, seed: int) -> dict[str, Any]:
-    """The net against itself from `games` random openings: how many games end drawn."""
+def draw_rate(model: str, data: Path, sims: int, games: int, opening: int, seed: int) -> DrawRate:
+    """The net against itself from `games` random openings (no noise, the most visited move): how
+    many games end drawn."""
     from gocore.search.baghchal_selfplay import MATCH, BaghchalSelfPlayConfig, play_games
     from tasks.app.baghchal_players import load_evaluator
 
@@ -119,37 +166,34 @@ def draw_rate(model: str, data: Path, sims: int, games: int, opening: int, seed:
     played = play_games(evaluator, search, games, seed=seed, starts=starts)
     draws = sum(game.winner == 0 for game in played)
     low, high = wilson_interval(draws, games)
-    return {"sims": sims, "games": games, "draws": draws, "goat_wins": sum(game.winner == 1 for game in played),
-            "tiger_wins": sum(game.winner == -1 for game in played), "low": low, "high": high,
-            "cpu_seconds": time.process_time() - started}
+    return DrawRate(sims, games, draws, sum(game.winner == 1 for game in played),
+                    sum(game.winner == -1 for game in played), low, high, time.process_time() - started)
 
 
 def main(args: argparse.Namespace) -> None:
+    """Each opponent's match, then each draw rate, then the summary line."""
     data = Path(args.data_dir)
+    model = pinned(args.model, data)
     figures = []
     for opponent in [spec for spec in args.opponents.split(",") if spec]:
-        label = player_label(args.model, data)  # an alias pinned to its version now: its own matches
-        model = f"models:/{label}" if args.model.startswith("models:/") else args.model
-        settings = BaghchalMatchSettings(model, opponent, 2 * args.games, args.sims, args.opening, args.seed)
-        slug = "".join(c if c.isalnum() else "-" for c in f"{label}-vs-{opponent}")
-        match_id = f"strength-{slug}-s{args.sims}-o{args.opening}-g{2 * args.games}-seed{args.seed}"
+        settings, match_id = match_of(model, opponent, args, data)
         started = time.perf_counter()
         rows = match_rows(settings, match_id, data, args.workers)
-        print(f"{label} vs {opponent}: {len(rows)} games, {args.sims} simulations, {args.opening} random "
+        print(f"{model} vs {opponent}: {len(rows)} games, {args.sims} simulations, {args.opening} random "
               f"opening plies, match {match_id} ({time.perf_counter() - started:.0f} s)", flush=True)
         for side, name in ((GOAT, "Goat"), (-GOAT, "Tiger")):
             r = side_report(rows, side)
-            print(f"  as {name}: {r['wins']} won, {r['draws']} drawn, {r['losses']} lost of {r['games']}: score "
-                  f"{r['score']:.1%} (95 % {r['low']:.1%}-{r['high']:.1%}; clustered by {r['openings']} openings "
-                  f"{r['clustered_low']:.1%}-{r['clustered_high']:.1%})", flush=True)
+            print(f"  as {name}: {r.wins} won, {r.draws} drawn, {r.losses} lost of {r.games}: score "
+                  f"{r.score:.1%} (95 % {r.low:.1%}-{r.high:.1%}; clustered by {r.openings} openings "
+                  f"{r.clustered_low:.1%}-{r.clustered_high:.1%})", flush=True)
             key = opponent.replace(":", "")
-            figures.append(f"goat_losses_{key}={r['losses']}" if side == GOAT else f"tiger_score_{key}={r['score']:.3f}")
+            figures.append(f"goat_losses_{key}={r.losses}" if side == GOAT else f"tiger_score_{key}={r.score:.3f}")
     for sims in [int(s) for s in args.draw_sims.split(",") if s]:
-        r = draw_rate(args.model, data, sims, args.draw_games, args.opening, args.seed)
-        print(f"self-play at {sims} simulations: {r['draws']} of {r['games']} drawn ({r['draws'] / r['games']:.0%}, "
-              f"95 % {r['low']:.0%}-{r['high']:.0%}); Goat won {r['goat_wins']}, Tiger {r['tiger_wins']} "
-              f"({r['cpu_seconds']:.0f} CPU s)", flush=True)
-        figures.append(f"draw_rate_{sims}={r['draws'] / r['games']:.3f}")
+        r = draw_rate(model, data, sims, args.draw_games, args.opening, args.seed)
+        print(f"self-play at {sims} simulations: {r.draws} of {r.games} drawn ({r.draws / r.games:.0%}, "
+              f"95 % {r.low:.0%}-{r.high:.0%}); Goat won {r.goat_wins}, Tiger {r.tiger_wins} "
+              f"({r.cpu_seconds:.0f} CPU s)", flush=True)
+        figures.append(f"draw_rate_{sims}={r.draws / r.games:.3f}")
     print("baghchal_strength: " + " ".join(figures))
 
 

@@ -28,7 +28,8 @@ from prefect import flow, unmapped
 from flows.runtime import StoppingProcessPool, prefect_api, results_as_completed, task_runner
 from storage import baghchal as files
 from storage import layout, loops, registry
-from tasks.app.baghchal_settings import BAGHCHAL_RESUMABLE, BaghchalLoopSettings, BaghchalMatchSettings
+from tasks.app.baghchal_settings import ADDED_LATER, BAGHCHAL_RESUMABLE, BaghchalLoopSettings, BaghchalMatchSettings
+from tasks.app.loop_view import is_cpu_spent, loop_spend
 from tasks.app.models import ModelRef
 from tasks.app.steps import Steps
 from tasks.baghchal import batch_seed, champion, initial_champion, selfplay_batch, train_candidate
@@ -63,7 +64,8 @@ def baghchal_loop(settings: BaghchalLoopSettings = BaghchalLoopSettings(), data_
     if more_generations is not None:
         settings = dataclasses.replace(settings, generations=finished_generations(data, settings.loop) + more_generations)
     with loops.lock(data, settings.loop):
-        loops.claim(data, settings.loop, dataclasses.asdict(settings), BAGHCHAL_RESUMABLE)
+        settings = settings.resolved(loops.read_settings(data, settings.loop))
+        loops.claim(data, settings.loop, dataclasses.asdict(settings), BAGHCHAL_RESUMABLE, ADDED_LATER)
         first = initial_champion(settings, str(data))
         print(f"loop {settings.loop}: generation 0 is {first.label}")
         for generation in range(1, settings.generations + 1):
@@ -84,25 +86,16 @@ def finished_generations(data: Path, loop: str) -> int:
     return finished
 
 
-LEARNING = ("start", "selfplay", "train", "gate", "promote")
-"""The steps whose CPU is the loop's learning (the ladder only reports)."""
+def is_spent(settings: BaghchalLoopSettings, data: Path, generation: int) -> bool:
+    """Whether generation `generation` may not start: the loop has a budget, the generation no
+    step yet, and its learning (every step but the ladder's) has spent the budget's CPU hours."""
+    return settings.budget_cpu_hours is not None and is_cpu_spent(loops.read_steps(data, settings.loop), generation,
+                                                                  settings.budget_cpu_hours)
 
 
 def learning_cpu_hours(data: Path, loop: str) -> float:
     """CPU hours the loop's finished learning steps have recorded (every attempt of each)."""
-    records = loops.read_steps(data, loop)
-    seconds = sum(float(r.get("cpu_seconds", 0)) for r in records if r["step"] in LEARNING)
-    return seconds / 3600
-
-
-def is_spent(settings: BaghchalLoopSettings, data: Path, generation: int) -> bool:
-    """Whether generation `generation` may not start: it has no record yet and the loop's learning
-    has reached `budget_cpu_hours` (a begun generation is finished)."""
-    if settings.budget_cpu_hours is None:
-        return False
-    if any(int(r["generation"]) == generation for r in loops.read_steps(data, settings.loop)):
-        return False
-    return learning_cpu_hours(data, settings.loop) >= settings.budget_cpu_hours
+    return loop_spend(loops.read_steps(data, loop), 1 << 30).get("loop_cpu_minutes", 0.0) / 60
 
 
 def run_generation(settings: BaghchalLoopSettings, data: Path, generation: int, device: str,

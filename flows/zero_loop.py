@@ -41,6 +41,7 @@ from tasks.app.evaluate import MatchSettings
 from tasks.app.ladder_settings import LadderSettings
 from tasks.app.loop_settings import RESUMABLE, LoopSettings, loop_record, selfplay_search
 from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, last_generation_minutes, loop_spend
+from tasks.app.loop_view import is_cpu_spent as cpu_spent
 from tasks.app.models import ModelRef
 from tasks.app.selfplay_settings import SelfPlaySettings
 from tasks.app.steps import Steps
@@ -128,12 +129,8 @@ def is_budget_spent(data: Path, loop: str, generation: int, minutes: float) -> b
 
 
 def is_cpu_spent(data: Path, loop: str, generation: int, cpu_hours: float) -> bool:
-    """Whether `generation` may not start: it has no step yet and the loop's learning so far (its
-    steps' CPU but the ladder's, `loop_spend`) has reached `cpu_hours`. A begun one is finished."""
-    records = loops.read_steps(data, loop)
-    if any(int(r["generation"]) == generation for r in records):
-        return False
-    return loop_spend(records, generation).get("loop_cpu_minutes", 0.0) / 60 >= cpu_hours
+    """`loop_view.is_cpu_spent` of the loop's step records."""
+    return cpu_spent(loops.read_steps(data, loop), generation, cpu_hours)
 
 
 def train_start(settings: LoopSettings, data: Path, generation: int, champion_ref: ModelRef) -> ModelRef:

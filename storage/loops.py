@@ -48,22 +48,25 @@ def read_settings(data: Path, loop: str) -> dict[str, Any] | None:
         return None
 
 
-def claim(data: Path, loop: str, settings: Mapping[str, Any], may_change: frozenset[str]) -> None:
-    """Record the loop's settings on its first run; LoopError if a rerun changes any but `may_change`."""
-    recorded = check_claim(data, loop, settings, may_change)
+def claim(data: Path, loop: str, settings: Mapping[str, Any], may_change: frozenset[str],
+          absent: Mapping[str, Any] | None = None) -> None:
+    """Record the loop's settings on its first run; LoopError if a rerun changes any but `may_change`
+    (a key the record lacks counts as its `absent` value: a setting added since the loop began)."""
+    recorded = check_claim(data, loop, settings, may_change, absent)
     if recorded != dict(settings):  # new, or e.g. more generations: the new value is the loop's from now on
         write_json(loop_dir(data, loop) / "loop.json", dict(settings))
 
 
-def check_claim(data: Path, loop: str, settings: Mapping[str, Any],
-                may_change: frozenset[str]) -> dict[str, Any] | None:
+def check_claim(data: Path, loop: str, settings: Mapping[str, Any], may_change: frozenset[str],
+                absent: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
     """What loop.json records (None: a new loop); LoopError if `settings` change any key but
-    `may_change`. Writes nothing: a command asks before it starts any server."""
+    `may_change` (a key the record lacks counts as its `absent` value). Writes nothing: a command
+    asks before it starts any server."""
     recorded = read_settings(data, loop)
     if recorded is None:
         return None
-    changed = sorted(k for k in set(recorded) | set(settings)
-                     if k not in may_change and recorded.get(k) != settings.get(k))
+    was = {**(absent or {}), **recorded}
+    changed = sorted(k for k in set(was) | set(settings) if k not in may_change and was.get(k) != settings.get(k))
     if changed:
         raise LoopError(f"loop {loop!r} runs with other {', '.join(changed)} ({loop_dir(data, loop) / 'loop.json'}); "
                         "keep them, or start another loop with --loop NAME")

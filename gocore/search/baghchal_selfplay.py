@@ -87,8 +87,11 @@ def play_games(evaluator: Evaluator, config: BaghchalSelfPlayConfig, count: int,
     `starts` (one position each, e.g. after a few random plies; their plies are not recorded)."""
     rng = np.random.default_rng(seed)
     game = BaghchalGame(config.rules)
-    if starts is not None and (len(starts) != count or any(start.is_game_over() for start in starts)):
-        raise ValueError(f"{len(starts)} start positions for {count} games, or a finished one among them")
+    if starts is not None:
+        if len(starts) != count:
+            raise ValueError(f"{len(starts)} start positions for {count} games")
+        if any(start.is_game_over() or start.rules != config.rules for start in starts):
+            raise ValueError(f"a start position is finished or plays other rules than {config.rules}")
     build = new_search or search_factory(config.gumbel, game)
     search = build(evaluator, config.search, list(starts) if starts is not None else [game.initial()] * count,
                    seed=int(rng.integers(1 << 62)))

@@ -9,7 +9,10 @@ random, the library's engine, a person) are `tasks.app.baghchal_players`.
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gocore.rules.baghchal.position import BaghchalRules
 from gocore.search.gumbel import ROOT_SEARCHES
@@ -100,6 +103,13 @@ class BaghchalLoopSettings:
             raise ValueError("BaghchalLoopSettings: " + "; ".join(problems))
         self.rules()  # the rules' own checks
 
+    def resolved(self, recorded: Mapping[str, Any] | None) -> BaghchalLoopSettings:
+        """These settings for the loop that recorded `recorded` (its loop.json; None: a new loop):
+        a budget not given is the one the loop recorded, so a rerun without it stops as before."""
+        if recorded is None or self.budget_cpu_hours is not None:
+            return self
+        return dataclasses.replace(self, budget_cpu_hours=recorded.get("budget_cpu_hours"))
+
     def rules(self) -> BaghchalRules:
         """The rules' settings of every game of the loop."""
         return BaghchalRules(self.captures_to_win, self.repetition, self.max_plies)
@@ -107,6 +117,9 @@ class BaghchalLoopSettings:
 
 BAGHCHAL_RESUMABLE = frozenset({"generations", "budget_cpu_hours"})
 """Settings a rerun of a Baghchal loop may change."""
+ADDED_LATER: dict[str, Any] = {"temperature_plies": 20, "full_search_prob": 1.0, "fast_sims": None,
+                               "budget_cpu_hours": None}
+"""What a loop begun before these settings existed ran with (its loop.json lacks them)."""
 
 
 @dataclass(frozen=True)

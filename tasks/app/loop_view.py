@@ -57,6 +57,15 @@ def loop_spend(records: list[dict[str, Any]], generation: int) -> dict[str, Any]
     return spent
 
 
+def is_cpu_spent(records: list[dict[str, Any]], generation: int, cpu_hours: float) -> bool:
+    """Whether `generation` may not start, by a loop's step records: it has no step yet and the
+    loop's learning so far (its steps' CPU but the ladder's, `loop_spend`) has reached `cpu_hours`.
+    A begun generation is finished."""
+    if any(int(r["generation"]) == generation for r in records):
+        return False
+    return loop_spend(records, generation).get("loop_cpu_minutes", 0.0) / 60 >= cpu_hours
+
+
 def last_generation_minutes(records: list[dict[str, Any]], generation: int) -> float:
     """Wall minutes of learning the newest generation before `generation` took (0 if none)."""
     before = [int(r["generation"]) for r in records if 0 < int(r["generation"]) < generation]

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 
 from flows.baghchal_loop import is_spent, learning_cpu_hours, run_baghchal_loop
+from storage import atomic as storage_json
 from storage import baghchal as files
 from storage import loops, registry
 from storage.loops import LoopError
-from tasks.app.baghchal_settings import BaghchalLoopSettings
+from tasks.app.baghchal_settings import ADDED_LATER, BAGHCHAL_RESUMABLE, BaghchalLoopSettings
 from tests.flows.test_zero_loop import own_store
 
 SETTINGS = dict(loop="baghchal-toy", generations=1, games=4, games_per_task=2, sims=4, preset="tiny",
@@ -68,9 +69,37 @@ def test_a_spent_budget_starts_no_new_generation(finished: Path, monkeypatch: py
     spent = learning_cpu_hours(finished, "baghchal-toy")
     ladder = sum(r["cpu_seconds"] for r in before if r["step"] == "ladder") / 3600
     assert spent > 0 and ladder > 0
-    assert spent == pytest.approx(sum(r["cpu_seconds"] for r in before) / 3600 - ladder)
+    assert spent == pytest.approx(sum(r["cpu_seconds"] for r in before) / 3600 - ladder, abs=1e-4)
     more = BaghchalLoopSettings(**{**SETTINGS, "generations": 3, "budget_cpu_hours": spent * 0.99})
     assert is_spent(more, finished, 2) and not is_spent(more, finished, 1)
     summary = run_baghchal_loop(more, str(finished), workers=1, device="cpu")
     assert loops.read_steps(finished, "baghchal-toy") == before and len(summary["generations"]) == 1
     assert not is_spent(dataclasses.replace(more, budget_cpu_hours=spent * 2), finished, 2)
+
+
+def test_a_begun_generation_finishes_whatever_the_budget(tmp_path: Path):
+    settings = BaghchalLoopSettings(**{**SETTINGS, "loop": "spent", "budget_cpu_hours": 1.0})
+    for step in ("start", "selfplay", "train"):
+        loops.record_step(tmp_path, "spent", 1, step, {"cpu_seconds": 1000.0, "seconds": 1000.0})
+    loops.record_step(tmp_path, "spent", 1, "ladder", {"cpu_seconds": 9000.0, "seconds": 9000.0})
+    assert not is_spent(settings, tmp_path, 2)  # 3,000 CPU seconds of learning: the ladder's are not counted
+    loops.record_step(tmp_path, "spent", 1, "gate", {"cpu_seconds": 600.0, "seconds": 600.0})
+    assert is_spent(settings, tmp_path, 2) and not is_spent(dataclasses.replace(settings, budget_cpu_hours=None),
+                                                            tmp_path, 2)
+    loops.record_step(tmp_path, "spent", 2, "start", {"cpu_seconds": 1.0, "seconds": 1.0})
+    assert not is_spent(settings, tmp_path, 2) and is_spent(settings, tmp_path, 3)
+
+
+def test_a_loop_begun_before_the_new_settings_resumes_and_keeps_its_budget(tmp_path: Path):
+    old = {key: value for key, value in dataclasses.asdict(BaghchalLoopSettings(**SETTINGS)).items()
+           if key not in ADDED_LATER}
+    storage_json.write_json(loops.loop_dir(tmp_path, "baghchal-toy") / "loop.json", old)
+    loops.claim(tmp_path, "baghchal-toy", dataclasses.asdict(BaghchalLoopSettings(**SETTINGS)), BAGHCHAL_RESUMABLE,
+                ADDED_LATER)
+    with pytest.raises(LoopError, match="temperature_plies"):
+        loops.claim(tmp_path, "baghchal-toy", dataclasses.asdict(BaghchalLoopSettings(**SETTINGS, temperature_plies=6)),
+                    BAGHCHAL_RESUMABLE, ADDED_LATER)
+    budgeted = BaghchalLoopSettings(**SETTINGS, budget_cpu_hours=2.0)
+    assert BaghchalLoopSettings(**SETTINGS).resolved(dataclasses.asdict(budgeted)).budget_cpu_hours == 2.0
+    assert budgeted.resolved(None) == budgeted
+    assert dataclasses.replace(budgeted, budget_cpu_hours=3.0).resolved(dataclasses.asdict(budgeted)).budget_cpu_hours == 3.0
