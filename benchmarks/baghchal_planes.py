@@ -1,5 +1,6 @@
-"""Baghchal input planes A/B: the documented 5 planes against 5 + a captured-goats plane, two fresh
-nets trained on the same self-play rows with the same seed, validation losses side by side.
+"""Baghchal input planes A/B: the documented 5 planes against 5 plus a plane of captured goats.
+
+Two fresh nets trained on the same self-play rows with the same seed, validation losses side by side.
 
     python -m benchmarks.baghchal_planes --data-dir DATA --loop LOOP [--generations 1-10] [--steps 2000]
 
