@@ -12,6 +12,10 @@ A `Game` answers, for its positions (immutable values with ``play(action)``, ``p
 Input planes are the other half of the boundary, in `gocore.nn` (it may not be imported here): Go's
 encoders in `gocore.nn.features`, Baghchal's in `gocore.nn.baghchal_planes`.
 
+Both games' self-play runs through one lockstep driver over this boundary
+(`gocore.search.lockstep.play_lockstep`); what a game records per move and how its rows look stay
+with the game (`gocore.search.selfplay`, `gocore.search.baghchal_selfplay`).
+
 Go (`GO`) answers with `gocore.rules.board`'s batched kernels exactly as `gocore.search.mcts` called
 them before the boundary existed, so its search keeps its speed; Baghchal is
 `gocore.rules.baghchal.game.BAGHCHAL`. `game_named` finds either by name.

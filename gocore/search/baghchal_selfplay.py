@@ -33,8 +33,8 @@ from gocore.rules.baghchal.game import BaghchalGame
 from gocore.rules.baghchal.notation import write_record
 from gocore.rules.baghchal.position import DEFAULT_RULES, BaghchalRules, Position
 from gocore.search.gumbel import GumbelConfig, search_factory
+from gocore.search.lockstep import play_lockstep
 from gocore.search.mcts import BatchedSearch, MCTSConfig, SearchResult
-from gocore.search.targets import is_full_search
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -96,17 +96,13 @@ def play_games(evaluator: Evaluator, config: BaghchalSelfPlayConfig, count: int,
     search = build(evaluator, config.search, list(starts) if starts is not None else [game.initial()] * count,
                    seed=int(rng.integers(1 << 62)))
     games = [PlayedGame() for _ in range(count)]
-    active = list(range(count))
-    while active:
-        fast = [g for g in active if not is_full_search(rng, config.search.full_search_prob)]
-        for g, result in zip(active, search.search(active, fast=fast)):
-            _step(games[g], search, g, result)
-        active = [g for g in active if games[g].final is None]
+    play_lockstep(search, count, rng, config.search.full_search_prob,
+                  lambda g, result: _step(games[g], search, g, result))
     return games
 
 
-def _step(game: PlayedGame, search: BatchedSearch, g: int, result: SearchResult) -> None:
-    """Record the search of game g's move, play it, and finish the game if it ended."""
+def _step(game: PlayedGame, search: BatchedSearch, g: int, result: SearchResult) -> bool:
+    """Record the search of game g's move, play it, and finish the game if it ended (True then)."""
     game.positions.append(search.roots[g].position)
     game.actions.append(result.move)
     game.pis.append(result.pi)
@@ -115,6 +111,7 @@ def _step(game: PlayedGame, search: BatchedSearch, g: int, result: SearchResult)
     search.advance(g, result.move)
     if search.roots[g].terminal_value is not None:
         game.final = search.roots[g].position
+    return game.final is not None
 
 
 def training_rows(games: Sequence[PlayedGame], game_ids: Sequence[str], *, generation: int,

@@ -32,6 +32,7 @@ from gocore.nn import features, packed
 from gocore.rules import sgf
 from gocore.rules.board import Position, replay_moves, result_text
 from gocore.search.gumbel import GumbelConfig, search_factory
+from gocore.search.lockstep import play_lockstep
 from gocore.search.mcts import (
     RESIGN_STREAK,
     SELFPLAY,
@@ -40,7 +41,6 @@ from gocore.search.mcts import (
     SearchResult,
     wants_resign,
 )
-from gocore.search.targets import is_full_search
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
@@ -118,30 +118,26 @@ def play_games(evaluator: Evaluator, config: MCTSConfig, count: int, size: int =
                new_search: Callable[..., BatchedSearch] = BatchedSearch) -> list[SearchedGame]:
     """`count` games of search against itself, all searched in lockstep by `new_search` (PUCT, or
     `gumbel.search_factory`'s); each move's search is full with probability
-    `config.full_search_prob`, else fast (`targets.is_full_search`)."""
+    `config.full_search_prob`, else fast (`lockstep.play_lockstep`)."""
     rng = np.random.default_rng(seed)
     start = Position.initial(size, komi)
     search = new_search(evaluator, config, [start] * count, seed=int(rng.integers(1 << 62)))
     games = [SearchedGame(start, can_resign=rng.random() >= config.resign_disabled_fraction)
              for _ in range(count)]
-    active = list(range(count))
-    while active:
-        fast = [g for g in active if not is_full_search(rng, config.full_search_prob)]
-        for g, result in zip(active, search.search(active, fast=fast)):
-            _step(games[g], search, g, result, config)
-        active = [g for g in active if not games[g].reason]
+    play_lockstep(search, count, rng, config.full_search_prob,
+                  lambda g, result: _step(games[g], search, g, result, config))
     return games
 
 
-def _step(game: SearchedGame, search: BatchedSearch, g: int, result: SearchResult, config: MCTSConfig) -> None:
-    """Resign, or record the search and play its move; finish the game when it ends."""
+def _step(game: SearchedGame, search: BatchedSearch, g: int, result: SearchResult, config: MCTSConfig) -> bool:
+    """Resign, or record the search and play its move; finish the game when it ends (True then)."""
     mover = search.roots[g].position.to_play
     own_values = game.root_values[len(game.root_values) % 2::2] + [result.root_value]  # movers alternate
     if wants_resign(own_values, config.resign_threshold):
         if game.can_resign:
             game.final, game.winner, game.reason = search.roots[g].position, -mover, "resign"
             game.result = f"{'B' if mover == -1 else 'W'}+R"
-            return
+            return True
         game.would_resign = mover if game.would_resign is None else game.would_resign
     game.moves.append(result.move)
     game.pis.append(result.pi)
@@ -153,6 +149,7 @@ def _step(game: SearchedGame, search: BatchedSearch, g: int, result: SearchResul
         score = position.score()
         game.final, game.winner, game.result = position, int(np.sign(score)), result_text(score)
         game.reason = "two-passes" if position.is_game_over() else "move-cap"
+    return bool(game.reason)
 
 
 def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, encoder: str,
