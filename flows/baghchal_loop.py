@@ -6,7 +6,8 @@
         selfplay   the champion plays `games` games (mapped tasks: a Parquet shard of rows in all
                    8 symmetries and the records in the library's notation each)
         train      a candidate from the champion's weights on the last generations' rows
-        gate       candidate vs champion, sides alternating (draws half): `gate_threshold` to pass
+        gate       candidate vs champion, sides alternating (draws half): `gate_threshold` to pass,
+                   or a draw-aware SPRT that stops once decided (`gate="sprt"`)
         promote    move `champion` of the model `baghchal` in MLflow, with the evidence as tags
         ladder     a new champion's games against random and the library's engine; the Elo of
                    every Baghchal player (its own ladder); a PNG of a gate game's final position
@@ -20,12 +21,14 @@ refuses a second process on the same loop.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from prefect import flow, unmapped
 
 from flows.runtime import StoppingProcessPool, prefect_api, results_as_completed, task_runner
+from gocore.play.ratings import SprtConfig, sprt_of_scores
 from storage import baghchal as files
 from storage import layout, loops, registry
 from tasks.app.baghchal_settings import ADDED_LATER, BAGHCHAL_RESUMABLE, BaghchalLoopSettings, BaghchalMatchSettings
@@ -43,6 +46,8 @@ from tasks.baghchal_match import (
 )
 from tasks.promotion import promote
 
+GATE_SPRT = SprtConfig()  # H0 no gain, H1 +35 Elo (a 55 % score), alpha = beta = 0.05
+GATE_WAVE_CHUNKS = 4  # a sprt gate decides after every 4 chunks of 4 games (16 games)
 STEPS = ("start", "selfplay", "train", "gate", "promote", "ladder")
 
 
@@ -133,13 +138,24 @@ def _selfplay(settings: BaghchalLoopSettings, data: Path, generation: int, playe
     return {**totals, **reasons, "mean_length": round(totals["positions"] / max(totals["games"], 1), 1)}
 
 
-def play_match(settings: BaghchalMatchSettings, match_id: str, data: Path, per_chunk: int = 4) -> list[dict[str, Any]]:
-    """Every game of a match, its chunks as mapped tasks (finished chunks are read back)."""
+def play_match(settings: BaghchalMatchSettings, match_id: str, data: Path, per_chunk: int = 4,
+               wave: int | None = None, is_decided: Callable[[list[dict[str, Any]]], bool] | None = None,
+               ) -> list[dict[str, Any]]:
+    """The games of a match, its chunks as mapped tasks (finished chunks are read back); with `wave`,
+    `wave` chunks at a time, stopping once `is_decided(rows so far)` (a rerun replays the same waves)."""
     start_match(settings, match_id, data)
     chunks = match_chunks(settings.games, per_chunk)
-    futures = play_match_chunk.map(unmapped(settings), unmapped(match_id), [first for first, _ in chunks],
-                                   [count for _, count in chunks], unmapped(str(data)))
-    return sorted((row for rows in results_as_completed(futures) for row in rows), key=lambda row: row["game"])
+    step = wave or len(chunks)
+    rows: list[dict[str, Any]] = []
+    for start in range(0, len(chunks), step):
+        part = chunks[start:start + step]
+        futures = play_match_chunk.map(unmapped(settings), unmapped(match_id), [first for first, _ in part],
+                                       [count for _, count in part], unmapped(str(data)))
+        rows = sorted(rows + [row for found in results_as_completed(futures) for row in found],
+                      key=lambda row: row["game"])
+        if is_decided is not None and is_decided(rows):
+            break
+    return rows
 
 
 def _match_settings(settings: BaghchalLoopSettings, a: str, b: str, games: int, seed: int,
@@ -151,18 +167,31 @@ def _match_settings(settings: BaghchalLoopSettings, a: str, b: str, games: int, 
 
 def _gate(settings: BaghchalLoopSettings, data: Path, generation: int, candidate: ModelRef, holder: ModelRef,
           device: str) -> dict[str, Any]:
-    """Candidate (A) against the champion (B); whether it scored `gate_threshold`."""
+    """Candidate (A) against the champion (B): whether it scored `gate_threshold` (fixed), or what the
+    draw-aware SPRT decided, in waves of 16 games (sprt; the threshold if undecided after all games)."""
     if settings.gate == "off" or settings.gate_games == 0:
         return {"passed": True, "rule": "off", "games": 0, "score": None}
     match_id = f"{settings.loop}-gen{generation}-gate"
     match = _match_settings(settings, candidate.uri, holder.uri, settings.gate_games,
                             settings.seed * 1_000 + generation, device)
-    rows = play_match(match, match_id, data)
+    if settings.gate == "sprt":
+        rows = play_match(match, match_id, data, wave=GATE_WAVE_CHUNKS, is_decided=lambda played: sprt_of_scores(
+            [row["a_score"] for row in played], GATE_SPRT) != "continue")
+        decision = sprt_of_scores([row["a_score"] for row in rows], GATE_SPRT)
+    else:
+        rows, decision = play_match(match, match_id, data), "continue"
     summary = match_summary(rows)
     picture = picture_of_record(rows[0]["record"], match.rules(), data, match_id,
                                 f"{match_id} game 0: {rows[0]['goat']} (Goat) vs {rows[0]['tiger']} (Tiger), "
                                 f"{rows[0]['reason']}")
-    return {"passed": summary["a_score"] >= settings.gate_threshold, "rule": f"score >= {settings.gate_threshold}",
+    threshold = f"score >= {settings.gate_threshold}"
+    sprt_name = f"sprt [{GATE_SPRT.elo0:g}, {GATE_SPRT.elo1:g}]"
+    if decision == "continue":  # fixed, or an sprt gate undecided after all its games
+        passed = summary["a_score"] >= settings.gate_threshold
+        rule = f"{sprt_name} undecided: {threshold}" if settings.gate == "sprt" else threshold
+    else:
+        passed, rule = decision == "accept", f"{sprt_name}: {decision}"
+    return {"passed": passed, "rule": rule,
             "games": summary["games"], "score": summary["a_score"], "sides": summary["sides"],
             "match": match_id, "picture": str(picture)}
 
@@ -174,7 +203,7 @@ def _promote(settings: BaghchalLoopSettings, data: Path, generation: int, candid
         return {"promoted": False, "champion": champion(settings, data).version}
     evidence = {"loop": settings.loop, "gate_games": gate["games"], "gate_score": gate["score"],
                 "selfplay_games": played["games"], "window_rows": trained["window_rows"]}
-    reason = "gate off" if gate["rule"] == "off" else f"scored {gate['score']:.1%} of {gate['games']} gate games"
+    reason = "gate off" if gate["rule"] == "off" else f"scored {gate['score']:.1%} of {gate['games']} gate games ({gate['rule']})"
     promote(candidate.name, candidate.version, reason, evidence, data)
     return {"promoted": True, "champion": candidate.version}
 

@@ -183,6 +183,33 @@ def sprt(wins: float, losses: float, elo0: float = 0.0, elo1: float = 35.0,
     return "continue"
 
 
+def gsprt_llr(scores: Sequence[float], elo0: float, elo1: float) -> float:
+    """Log-likelihood ratio of H1 (A's expected score is elo1's) over H0 (elo0's) from each game's score
+    (1, 1/2 or 0): the generalized SPRT's normal approximation (Michel Van den Bergh's, the draw-aware
+    test of chess engine testing), ``n (s1 - s0) (2 mean - s0 - s1) / (2 var)`` over the games' scores.
+    Draws shrink the variance, so a match of many draws decides sooner than `sprt_llr` counting a draw
+    as half a win and half a loss; it is that test's first-order equal when no game is drawn. One win
+    and one loss are added to the scores as a prior, so the first few games (all draws, say) never
+    have a variance of 0."""
+    values = np.append(np.asarray(scores, float), [1.0, 0.0])
+    if ((values < 0) | (values > 1)).any():
+        raise ValueError("game scores must lie in [0, 1]")
+    s0, s1 = winrate_from_elo(elo0), winrate_from_elo(elo1)
+    mean, variance = float(values.mean()), float(values.var())
+    return (len(values) - 2) * (s1 - s0) * (2.0 * mean - s0 - s1) / (2.0 * variance)
+
+
+def sprt_of_scores(scores: Sequence[float], config: SprtConfig) -> str:
+    """Wald's decision (``"accept"``, ``"reject"``, ``"continue"``) on `gsprt_llr`: the SPRT for games
+    that can be drawn (Baghchal's gate)."""
+    llr = gsprt_llr(scores, config.elo0, config.elo1)
+    if llr >= math.log((1.0 - config.beta) / config.alpha):
+        return "accept"
+    if llr <= math.log(config.beta / (1.0 - config.alpha)):
+        return "reject"
+    return "continue"
+
+
 def _finite(value: float) -> float | None:
     """JSON has no infinity: an unbounded Elo is None."""
     return value if math.isfinite(value) else None

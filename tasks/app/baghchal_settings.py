@@ -18,7 +18,7 @@ from gocore.rules.baghchal.position import BaghchalRules
 from gocore.search.gumbel import ROOT_SEARCHES
 
 MODEL_NAME = "baghchal"  # the registered model of every Baghchal net (storage.registry: its game's name)
-GATES = ("fixed", "off")
+GATES = ("fixed", "sprt", "off")
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,11 @@ class BaghchalLoopSettings:
     lr: float = 0.002
     """Learning rate (AdamW, cosine decay within a generation)."""
     gate: str = "fixed"
-    """fixed (the candidate scores at least `gate_threshold` of the gate games, draws half) or off."""
+    """fixed (the candidate scores at least `gate_threshold` of the gate games, draws half), sprt (a
+    draw-aware SPRT, elo0 0 against elo1 35, alpha = beta = 0.05, checked after every 16 games: it
+    stops a gate once decided; `gate_threshold` if undecided after `gate_games`) or off."""
     gate_games: int = 40
-    """Games of the gate, candidate against champion, sides alternating."""
+    """Games of the gate (at most, with sprt), candidate against champion, sides alternating."""
     gate_threshold: float = 0.55
     """Score the candidate needs in the gate."""
     ladder_games: int = 20

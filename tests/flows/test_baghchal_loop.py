@@ -8,13 +8,16 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from prefect import flow
 
-from flows.baghchal_loop import is_spent, learning_cpu_hours, run_baghchal_loop
+from flows.baghchal_loop import GATE_SPRT, is_spent, learning_cpu_hours, play_match, run_baghchal_loop
+from flows.runtime import task_runner
+from gocore.play.ratings import sprt_of_scores
 from storage import atomic as storage_json
 from storage import baghchal as files
 from storage import loops, registry
 from storage.loops import LoopError
-from tasks.app.baghchal_settings import ADDED_LATER, BAGHCHAL_RESUMABLE, BaghchalLoopSettings
+from tasks.app.baghchal_settings import ADDED_LATER, BAGHCHAL_RESUMABLE, BaghchalLoopSettings, BaghchalMatchSettings
 from tests.flows.test_zero_loop import own_store
 
 SETTINGS = dict(loop="baghchal-toy", generations=1, games=4, games_per_task=2, sims=4, preset="tiny",
@@ -103,3 +106,43 @@ def test_a_loop_begun_before_the_new_settings_resumes_and_keeps_its_budget(tmp_p
     assert BaghchalLoopSettings(**SETTINGS).resolved(dataclasses.asdict(budgeted)).budget_cpu_hours == 2.0
     assert budgeted.resolved(None) == budgeted
     assert dataclasses.replace(budgeted, budget_cpu_hours=3.0).resolved(dataclasses.asdict(budgeted)).budget_cpu_hours == 3.0
+
+
+@flow
+def _waves(match: BaghchalMatchSettings, data: str) -> list[dict]:
+    decided = lambda rows: sprt_of_scores([row["a_score"] for row in rows], GATE_SPRT) != "continue"
+    return play_match(match, "waves", Path(data), per_chunk=2, wave=1, is_decided=decided)
+
+
+def test_a_sprt_gate_stops_its_match_once_decided_and_a_rerun_replays_the_same_waves(tmp_path: Path,
+                                                                                      prefect_harness):
+    match = BaghchalMatchSettings("random", "library:2", games=64, max_plies=80)  # random loses nearly every game
+    rows = _waves.with_options(task_runner=task_runner(1))(match, str(tmp_path))
+    played = [row["game"] for row in rows]
+    assert played == list(range(len(played))) and 4 <= len(played) < 64 and len(played) % 2 == 0
+    assert sprt_of_scores([row["a_score"] for row in rows], GATE_SPRT) == "reject"
+    assert sprt_of_scores([row["a_score"] for row in rows[:-2]], GATE_SPRT) == "continue"  # no wave too many
+    chunks = sorted(path.name for path in (files.match_dir(tmp_path, "waves")).glob("games-*.parquet"))
+    again = _waves.with_options(task_runner=task_runner(1))(match, str(tmp_path))
+    without_time = lambda found: [{k: v for k, v in row.items() if k != "seconds"} for row in found]
+    assert without_time(again) == without_time(rows)  # read back: Parquet keeps seconds as float32
+    assert sorted(path.name for path in files.match_dir(tmp_path, "waves").glob("games-*.parquet")) == chunks
+
+
+def test_the_sprt_gate_is_a_setting_and_others_are_refused():
+    assert BaghchalLoopSettings(**{**SETTINGS, "gate": "sprt"}).gate == "sprt"
+    with pytest.raises(ValueError, match="gate must be one of fixed, sprt, off"):
+        BaghchalLoopSettings(**{**SETTINGS, "gate": "maybe"})
+
+
+def test_a_loop_with_the_sprt_gate_records_the_test_and_its_fallback(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     prefect_harness):
+    own_store(tmp_path, monkeypatch)
+    settings = BaghchalLoopSettings(**{**SETTINGS, "loop": "sprt-toy", "gate": "sprt", "gate_games": 4,
+                                       "ladder_games": 0})
+    run_baghchal_loop(settings, str(tmp_path), workers=1, device="cpu")
+    gate = next(r for r in loops.read_steps(tmp_path, "sprt-toy") if r["step"] == "gate")
+    assert gate["games"] == 4 and gate["rule"] == "sprt [0, 35] undecided: score >= 0.55"  # 4 games decide nothing
+    assert gate["passed"] == (gate["score"] >= 0.55)
+    promoted = next(r for r in loops.read_steps(tmp_path, "sprt-toy") if r["step"] == "promote")
+    assert promoted["promoted"] == gate["passed"]

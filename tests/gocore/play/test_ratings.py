@@ -15,7 +15,9 @@ from gocore.play.ratings import (
     clustered_interval,
     elo_from_winrate,
     elo_interval,
+    gsprt_llr,
     sprt,
+    sprt_of_scores,
     sprt_llr,
     summarize,
     wilson_interval,
@@ -87,6 +89,40 @@ def test_sprt_decides_simulated_matches_correctly(true_elo: float, verdict: str)
             losses += 1
         state = sprt(wins, losses, 0, 35)
     assert state == verdict and wins + losses < 400
+
+
+def test_the_draw_aware_llr_matches_the_binomial_one_without_draws():
+    scores = [1.0] * 60 + [0.0] * 40
+    assert gsprt_llr(scores, 0, 35) == pytest.approx(sprt_llr(60, 40, 0, 35), rel=0.05)
+    assert gsprt_llr([0.0] * 60 + [1.0] * 40, 0, 35) == pytest.approx(sprt_llr(40, 60, 0, 35), rel=0.05)
+
+
+def test_draws_make_the_same_score_more_certain():
+    decisive = [1.0] * 30 + [0.0] * 20  # 60 % of the points, no draw
+    drawish = [1.0] * 10 + [0.5] * 40  # the same 60 %, mostly draws
+    assert gsprt_llr(drawish, 0, 35) > 2 * gsprt_llr(decisive, 0, 35) > 0
+    assert sprt_of_scores(drawish, SprtConfig()) == "accept"
+    assert sprt_of_scores(decisive, SprtConfig()) == "continue"  # the Bernoulli test's verdict too
+    assert sprt(30, 20, 0, 35) == "continue"
+
+
+def test_a_few_draws_decide_nothing_and_many_reject_a_gain():
+    assert sprt_of_scores([0.5] * 4, SprtConfig()) == "continue"  # the prior keeps the variance above 0
+    assert sprt_of_scores([0.5] * 200, SprtConfig()) == "reject"  # equal strength: not +35 Elo
+    assert sprt_of_scores([], SprtConfig()) == "continue"
+    with pytest.raises(ValueError, match=r"\[0, 1\]"):
+        gsprt_llr([1.5], 0, 35)
+
+
+@pytest.mark.parametrize("true_elo, verdict", [(150.0, "accept"), (-100.0, "reject")])
+def test_the_draw_aware_sprt_decides_simulated_drawish_matches_correctly(true_elo: float, verdict: str):
+    rng = np.random.default_rng(11)
+    expected, draw_rate = winrate_from_elo(true_elo), 0.6  # 60 % draws; decisive games keep the expected score
+    win = (expected - draw_rate / 2) / (1 - draw_rate)
+    scores: list[float] = []
+    while sprt_of_scores(scores, SprtConfig()) == "continue":
+        scores.append(0.5 if rng.random() < draw_rate else float(rng.random() < win))
+    assert sprt_of_scores(scores, SprtConfig()) == verdict and len(scores) < 400
 
 
 def test_summary_gate_by_threshold_and_by_sprt():
