@@ -5,7 +5,8 @@
 Both matches must have been played from the same openings with the same colours (the evaluate
 flow's pairs of random openings, seeded by the match's seed and the game's index, and GNU Go seeded
 per game the same way), e.g. a self-play champion and the supervised net it started from, each
-against GNU Go level 1. Game i of one is paired with game i of the other; the difference of their
+against GNU Go level 1. Game i of one is paired with game i of the other (with `--first N`, games
+0..N-1 only: a shorter match, e.g. at more simulations, against the start of a longer one); the difference of their
 scores is averaged, with a 95 % interval robust to correlation within an opening (its two colours)
 (`gocore.play.ratings.paired_difference`). Far tighter than comparing the two win rates' own
 intervals, which treat the matches as independent. Prints each match's score, the difference and
@@ -26,17 +27,28 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--data-dir", type=Path, default=None, help="the data dir of both matches")
     parser.add_argument("match_a", help="match id of player A's games (the one expected to score more)")
     parser.add_argument("match_b", help="match id of player B's games")
+    parser.add_argument("--first", type=int, default=None, help="pair games 0..N-1 only (both must have them)")
     return parser.parse_args(argv)
 
 
-def paired_rows(data: Path, match_a: str, match_b: str) -> tuple[list[float], list[float], list[str]]:
-    """A's and B's scores (A's side of each match) game by game, and each game's cluster (its opening)."""
+def paired_rows(data: Path, match_a: str, match_b: str,
+                first: int | None = None) -> tuple[list[float], list[float], list[str]]:
+    """A's and B's scores (A's side of each match) game by game, and each game's cluster (its opening);
+    with `first`, games 0..first-1 only."""
     from storage import layout
     from storage.matches import read_results
     from tasks.app.evaluate import game_cluster
 
     tables = [read_results(layout.match_dir(data, match)).to_pylist() for match in (match_a, match_b)]
     rows_a, rows_b = ({row["game"]: row for row in rows} for rows in tables)
+    if first is not None:
+        if first < 1:
+            raise SystemExit(f"--first must be at least 1, not {first}")
+        lacking = [(match, game) for match, rows in ((match_a, rows_a), (match_b, rows_b))
+                   for game in range(first) if game not in rows]
+        if lacking:
+            raise SystemExit(f"match {lacking[0][0]} lacks game {lacking[0][1]} of the first {first}")
+        rows_a, rows_b = ({game: rows[game] for game in range(first)} for rows in (rows_a, rows_b))
     if set(rows_a) != set(rows_b):
         missing = sorted(set(rows_a) ^ set(rows_b))
         raise SystemExit(f"the matches do not have the same games: {len(missing)} differ, first game {missing[0]}")
@@ -59,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     from storage import layout
 
     data = layout.data_dir(args.data_dir)
-    scores_a, scores_b, clusters = paired_rows(data, args.match_a, args.match_b)
+    scores_a, scores_b, clusters = paired_rows(data, args.match_a, args.match_b, args.first)
     result = paired_difference(scores_a, scores_b, clusters)
     n = result.games
     print(f"A = {args.match_a}: {sum(scores_a):g} of {n} ({sum(scores_a) / max(n, 1):.1%})")

@@ -27,3 +27,20 @@ def test_two_matches_from_the_same_openings_pair_and_others_are_refused(tmp_path
     assert f"A - B: {(sum(scores_uct) - sum(scores_random)) / 6:+.1%}" in capsys.readouterr().out
     with pytest.raises(SystemExit, match="game 0 is not the same game start"):
         paired_rows(tmp_path, "uct", "other-openings")
+
+
+def test_the_first_games_of_a_longer_match_pair_with_a_shorter_one(tmp_path: Path, capsys):
+    play(tmp_path, "uct", "uct-4")
+    settings = MatchSettings("random", "random", 4, 4, MatchConfig(size=5, seed=0, opening=2))
+    play_match_here(str(layout.match_dir(tmp_path, "short")), settings)  # games 0..3 of the same starts
+    with pytest.raises(SystemExit, match="not have the same games"):
+        paired_rows(tmp_path, "uct", "short")
+    scores_uct, scores_short, clusters = paired_rows(tmp_path, "uct", "short", first=4)
+    assert len(scores_uct) == len(scores_short) == len(clusters) == 4
+    assert scores_uct == paired_rows(tmp_path, "uct", "uct", first=4)[0]
+    with pytest.raises(SystemExit, match="match short lacks game 4 of the first 6"):
+        paired_rows(tmp_path, "uct", "short", first=6)
+    with pytest.raises(SystemExit, match="at least 1"):
+        paired_rows(tmp_path, "uct", "short", first=0)
+    assert main(["--data-dir", str(tmp_path), "--first", "4", "uct", "short"]) == 0
+    assert "of 4 (" in capsys.readouterr().out
