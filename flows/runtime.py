@@ -240,8 +240,11 @@ class StoppingProcessPool(ProcessPoolTaskRunner):
 
     def __enter__(self) -> StoppingProcessPool:
         """Start the pool with every worker (and multiprocessing's resource tracker) while this
-        thread ignores Ctrl-C: they inherit that, so one arriving while they import is no traceback
-        ("Fatal Python error: init_import_site"). Prefect would start them one per task later.
+        thread blocks Ctrl-C: they inherit the blocked signal, so one arriving while they import is
+        no traceback ("Fatal Python error: init_import_site"); each worker then ignores it
+        (`_start_worker`). This process holds a Ctrl-C of that moment back and raises it once the
+        workers are up (with SIG_IGN here, as before, it was lost: the command ran on). Prefect would
+        start the workers one per task later.
 
         A pool worker enters a copy of its flow's runner around each task (Prefect's context);
         there it starts nothing: its queues and semaphores, never used, leaked whenever a worker
@@ -255,13 +258,19 @@ class StoppingProcessPool(ProcessPoolTaskRunner):
             super().__enter__()
             self._executor = _forked(self._executor)
             return self
-        previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+        caught: list[int] = []
+        previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             super().__enter__()
             self._executor = _forked(self._executor)
             self._executor._launch_processes()
         finally:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # one held back arrives now: caught
             signal.signal(signal.SIGINT, previous)
+        if caught:  # a Ctrl-C while the workers started: stop them, then it is the flow's, as any other
+            self.__exit__(KeyboardInterrupt, KeyboardInterrupt(), None)
+            signal.raise_signal(signal.SIGINT)
         return self
 
     def __exit__(self, exc_type: Any, exc_value: Any, traceback: Any) -> None:
@@ -281,7 +290,8 @@ def _start_worker(environ: dict[str, str] | None = None) -> None:
     ignoring), and the worker dies with the process that started it (the fork server, which ends
     with the flow's process). A forked worker takes the flow process's environment of when the pool
     started, as a spawned one would, not the fork server's (multiprocessing sets its directory)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # drops a Ctrl-C held back since the pool's start
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})  # ignored from now on, not held: what it starts inherits that
     die_with_parent()
     if environ is not None and environ != os.environ:
         os.environ.clear()

@@ -136,3 +136,34 @@ def test_pool_workers_come_preloaded_even_when_the_data_loader_started_its_pool_
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "[True, True, True]"  # came with the fork, not imported by a task
+
+
+def test_a_ctrl_c_while_the_workers_start_is_raised_once_they_are_up_and_they_ignore_it():
+    """The pool starts its workers with Ctrl-C held back (a worker importing must not print a
+    traceback): one arriving then was lost while this process ignored it, and the command ran on
+    (tests/system/test_interrupts.py caught it under load). It must reach the flow's process once
+    the workers are up, and the workers must not be the ones to stop."""
+    import subprocess
+    import sys
+
+    code = ("import os, signal, concurrent.futures.process as cf\n"
+            "launch = cf.ProcessPoolExecutor._launch_processes\n"
+            "def interrupted(self):\n"
+            "    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C now, while the workers start\n"
+            "    launch(self)\n"
+            "cf.ProcessPoolExecutor._launch_processes = interrupted\n"
+            "from flows.runtime import StoppingProcessPool\n"
+            "pool = StoppingProcessPool(max_workers=1)\n"
+            "try:\n"
+            "    with pool:\n"
+            "        print('ran on')\n"
+            "except KeyboardInterrupt:\n"
+            "    print('interrupted')\n"
+            "cf.ProcessPoolExecutor._launch_processes = launch\n"
+            "with StoppingProcessPool(max_workers=1) as again:\n"
+            "    print(again._executor.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN)\n"
+            "    print(again._executor.submit(signal.pthread_sigmask, signal.SIG_BLOCK, []).result())\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.splitlines() == ["interrupted", "True", "set()"], done.stdout + done.stderr[-3000:]

@@ -68,7 +68,7 @@ def test_ctrl_c_while_the_server_starts_is_one_line(tmp_path: Path):
                                cwd=REPO, env=user_env(HOME=str(tmp_path)), stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True, start_new_session=True)
     deadline = time.monotonic() + 60
-    while not any("uvicorn" in " ".join(child.cmdline()) for child in _children(process.pid)):
+    while not any("uvicorn" in _command_line(child) for child in _children(process.pid)):
         assert process.poll() is None and time.monotonic() < deadline, "no server started"
         time.sleep(0.02)
     os.killpg(process.pid, signal.SIGINT)  # a terminal's Ctrl-C: the whole foreground group
@@ -76,6 +76,14 @@ def test_ctrl_c_while_the_server_starts_is_one_line(tmp_path: Path):
     assert process.returncode == 130
     assert err.strip().splitlines() == ["interrupted: rerun the same command to resume"], err[-3000:]
     assert "Traceback" not in out
+
+
+def _command_line(process: psutil.Process) -> str:
+    """Its command line; "" once it has ended (a child listed a moment ago may be gone)."""
+    try:
+        return " ".join(process.cmdline())
+    except (psutil.NoSuchProcess, psutil.ZombieProcess, psutil.AccessDenied):
+        return ""
 
 
 def _children(pid: int) -> list[psutil.Process]:
