@@ -3,6 +3,8 @@ and never overlaps a run still working on the same dataset."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -121,9 +123,6 @@ def test_pool_workers_come_preloaded_even_when_the_data_loader_started_its_pool_
     """The fork server is one per process and its first starter fixes what it preloads: the
     training data loader's pool must not be that starter (a fresh process, as in `gozero train`
     followed by a pool, or an xdist worker that ran a loader test first; issue #39)."""
-    import subprocess
-    import sys
-
     code = ("from storage.stream_workers import open_pool\n"
             "loader = open_pool(2)\n"
             "assert loader.submit(abs, -1).result() == 1\n"
@@ -132,9 +131,7 @@ def test_pool_workers_come_preloaded_even_when_the_data_loader_started_its_pool_
             "from tests.helpers import preloaded_modules\n"
             "with StoppingProcessPool(max_workers=1) as pool:\n"
             "    print(pool._executor.submit(preloaded_modules, ('torch', 'prefect', 'numba')).result())\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
-                          text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = fresh_python(code, timeout=300)
     assert done.stdout.strip().splitlines()[-1] == "[True, True, True]"  # came with the fork, not imported by a task
 
 
@@ -143,9 +140,6 @@ def test_a_ctrl_c_while_the_workers_start_is_raised_once_they_are_up_and_they_ig
     traceback): one arriving then was lost while this process ignored it, and the command ran on
     (tests/system/test_interrupts.py caught it under load). It must reach the flow's process once
     the workers are up, and the workers must not be the ones to stop."""
-    import subprocess
-    import sys
-
     code = ("import os, signal, concurrent.futures.process as cf\n"
             "launch = cf.ProcessPoolExecutor._launch_processes\n"
             "def interrupted(self):\n"
@@ -163,7 +157,14 @@ def test_a_ctrl_c_while_the_workers_start_is_raised_once_they_are_up_and_they_ig
             "with StoppingProcessPool(max_workers=1) as again:\n"
             "    print(again._executor.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN)\n"
             "    print(again._executor.submit(signal.pthread_sigmask, signal.SIG_BLOCK, []).result())\n")
-    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
-                          text=True, timeout=120)
-    assert done.returncode == 0, done.stderr[-3000:]
+    done = fresh_python(code, timeout=120)
     assert done.stdout.splitlines() == ["interrupted", "True", "set()"], done.stdout + done.stderr[-3000:]
+
+
+def fresh_python(code: str, timeout: float) -> subprocess.CompletedProcess:
+    """`code` run by a new Python in the repository (its own signal handlers and fork server); it must
+    exit 0."""
+    done = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[2], capture_output=True,
+                          text=True, timeout=timeout)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done
