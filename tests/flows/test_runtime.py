@@ -139,8 +139,10 @@ def test_a_ctrl_c_while_the_workers_start_is_raised_once_they_are_up_and_they_ig
     """The pool starts its workers with Ctrl-C held back (a worker importing must not print a
     traceback): one arriving then was lost while this process ignored it, and the command ran on
     (tests/system/test_interrupts.py caught it under load). It must reach the flow's process once
-    the workers are up, and the workers must not be the ones to stop."""
+    the workers are up, and the workers must not be the ones to stop. (Python keeps SIGINT ignored
+    when it starts ignored, as under pytest-xdist's workers: the script sets Python's own handler.)"""
     code = ("import os, signal, concurrent.futures.process as cf\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)  # as a terminal's command has it\n"
             "launch = cf.ProcessPoolExecutor._launch_processes\n"
             "def interrupted(self):\n"
             "    os.kill(os.getpid(), signal.SIGINT)  # Ctrl-C now, while the workers start\n"
