@@ -174,10 +174,10 @@ def _gate(settings: BaghchalLoopSettings, data: Path, generation: int, candidate
     match_id = f"{settings.loop}-gen{generation}-gate"
     match = _match_settings(settings, candidate.uri, holder.uri, settings.gate_games,
                             settings.seed * 1_000 + generation, device)
+    decide = lambda played: sprt_of_scores([row["a_score"] for row in played], GATE_SPRT)
     if settings.gate == "sprt":
-        rows = play_match(match, match_id, data, wave=GATE_WAVE_CHUNKS, is_decided=lambda played: sprt_of_scores(
-            [row["a_score"] for row in played], GATE_SPRT) != "continue")
-        decision = sprt_of_scores([row["a_score"] for row in rows], GATE_SPRT)
+        rows = play_match(match, match_id, data, wave=GATE_WAVE_CHUNKS, is_decided=lambda played: decide(played) != "continue")
+        decision = decide(rows)
     else:
         rows, decision = play_match(match, match_id, data), "continue"
     summary = match_summary(rows)

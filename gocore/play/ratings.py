@@ -175,7 +175,11 @@ def sprt(wins: float, losses: float, elo0: float = 0.0, elo1: float = 35.0,
     """
     if not elo1 > elo0:
         raise ValueError(f"SPRT needs elo1 > elo0, not elo0={elo0}, elo1={elo1}")
-    llr = sprt_llr(wins, losses, elo0, elo1)
+    return _wald(sprt_llr(wins, losses, elo0, elo1), alpha, beta)
+
+
+def _wald(llr: float, alpha: float, beta: float) -> str:
+    """Wald's decision on a log-likelihood ratio: accept H1, reject it, or continue."""
     if llr >= math.log((1.0 - beta) / alpha):
         return "accept"
     if llr <= math.log(beta / (1.0 - alpha)):
@@ -202,12 +206,7 @@ def gsprt_llr(scores: Sequence[float], elo0: float, elo1: float) -> float:
 def sprt_of_scores(scores: Sequence[float], config: SprtConfig) -> str:
     """Wald's decision (``"accept"``, ``"reject"``, ``"continue"``) on `gsprt_llr`: the SPRT for games
     that can be drawn (Baghchal's gate)."""
-    llr = gsprt_llr(scores, config.elo0, config.elo1)
-    if llr >= math.log((1.0 - config.beta) / config.alpha):
-        return "accept"
-    if llr <= math.log(config.beta / (1.0 - config.alpha)):
-        return "reject"
-    return "continue"
+    return _wald(gsprt_llr(scores, config.elo0, config.elo1), config.alpha, config.beta)
 
 
 def _finite(value: float) -> float | None:
