@@ -27,6 +27,8 @@ from typing import Any
 
 from prefect import flow, unmapped
 
+from flows import loop_driver
+from flows.loop_driver import LoopKind, drive
 from flows.runtime import StoppingProcessPool, prefect_api, results_as_completed, task_runner
 from gocore.play.ratings import SprtConfig, sprt_of_scores
 from storage import baghchal as files
@@ -49,6 +51,7 @@ from tasks.promotion import promote
 GATE_SPRT = SprtConfig()  # H0 no gain, H1 +35 Elo (a 55 % score), alpha = beta = 0.05
 GATE_WAVE_CHUNKS = 4  # a sprt gate decides after every 4 chunks of 4 games (16 games)
 STEPS = ("start", "selfplay", "train", "gate", "promote", "ladder")
+BAGHCHAL_LOOP = LoopKind("baghchal", STEPS, BAGHCHAL_RESUMABLE, dataclasses.asdict, initial_champion, ADDED_LATER)
 
 
 @flow(name="baghchal-loop", log_prints=True, task_runner=StoppingProcessPool())
@@ -66,36 +69,24 @@ def baghchal_loop(settings: BaghchalLoopSettings = BaghchalLoopSettings(), data_
             advances the loop) instead of settings.generations.
     """
     data = layout.data_dir(data_dir)
-    if more_generations is not None:
-        settings = dataclasses.replace(settings, generations=finished_generations(data, settings.loop) + more_generations)
-    with loops.lock(data, settings.loop):
-        settings = settings.resolved(loops.read_settings(data, settings.loop))
-        loops.claim(data, settings.loop, dataclasses.asdict(settings), BAGHCHAL_RESUMABLE, ADDED_LATER)
-        first = initial_champion(settings, str(data))
-        print(f"loop {settings.loop}: generation 0 is {first.label}")
-        for generation in range(1, settings.generations + 1):
-            if is_spent(settings, data, generation):
-                print(f"loop {settings.loop}: {learning_cpu_hours(data, settings.loop):.2f} of "
-                      f"{settings.budget_cpu_hours:g} CPU hours spent, no generation {generation}")
-                break
-            run_generation(settings, data, generation, device, inference_device)
+    settings = drive(BAGHCHAL_LOOP, settings, data,
+                     lambda settings, generation: run_generation(settings, data, generation, device, inference_device),
+                     lambda settings, generation: stop_reason(settings, data, generation), more_generations)
     return loop_summary(settings, data)
 
 
 def finished_generations(data: Path, loop: str) -> int:
-    """The last generation of the loop whose every step is recorded (0: none)."""
-    steps = {(int(r["generation"]), r["step"]) for r in loops.read_steps(data, loop)}
-    finished = 0
-    while all((finished + 1, step) in steps for step in STEPS):
-        finished += 1
-    return finished
+    """`loop_driver.finished_generations` of the Baghchal loop's steps."""
+    return loop_driver.finished_generations(data, loop, STEPS)
 
 
-def is_spent(settings: BaghchalLoopSettings, data: Path, generation: int) -> bool:
-    """Whether generation `generation` may not start: the loop has a budget, the generation no
-    step yet, and its learning (every step but the ladder's) has spent the budget's CPU hours."""
-    return settings.budget_cpu_hours is not None and is_cpu_spent(loops.read_steps(data, settings.loop), generation,
-                                                                  settings.budget_cpu_hours)
+def stop_reason(settings: BaghchalLoopSettings, data: Path, generation: int) -> str | None:
+    """Why generation `generation` may not start: the loop has a budget, the generation no step
+    yet, and its learning (every step but the ladder's) has spent the budget's CPU hours."""
+    if settings.budget_cpu_hours is None or not is_cpu_spent(loops.read_steps(data, settings.loop), generation,
+                                                             settings.budget_cpu_hours):
+        return None
+    return f"{learning_cpu_hours(data, settings.loop):.2f} of {settings.budget_cpu_hours:g} CPU hours spent"
 
 
 def learning_cpu_hours(data: Path, loop: str) -> float:

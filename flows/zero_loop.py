@@ -22,15 +22,17 @@ lock refuses a second process on the same loop.
 
 from __future__ import annotations
 
-from dataclasses import asdict, replace
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
 from prefect import flow
 from prefect.artifacts import create_table_artifact
 
+from flows import loop_driver
 from flows.evaluate import evaluate
 from flows.ladder import ladder
+from flows.loop_driver import LoopKind, drive
 from flows.reanalysis import reanalyse
 from flows.runtime import artifact_key, dask_scheduler, prefect_api, task_runner
 from flows.selfplay import default_games_per_task, selfplay
@@ -55,6 +57,7 @@ from tasks.zero import (
 )
 
 GATE_SPRT = SprtConfig(elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
+GO_LOOP = LoopKind("go", STEPS, RESUMABLE, loop_record, initial_champion)
 
 
 @flow(name="zero-loop", log_prints=True)
@@ -83,37 +86,28 @@ def zero_loop(settings: LoopSettings = LoopSettings(), data_dir: str | None = No
             CPU of the whole process tree) has spent this many CPU hours: runs compared at equal CPU.
     """
     data = layout.data_dir(data_dir)
-    if more_generations is not None:
-        settings = replace(settings, generations=generation_target(data, settings.loop, more_generations))
-        print(f"loop {settings.loop}: {more_generations} more generation(s), up to generation {settings.generations}")
-    with loops.lock(data, settings.loop):
-        settings = settings.resolved(loops.read_settings(data, settings.loop))
-        loops.claim(data, settings.loop, loop_record(settings), RESUMABLE)
-        first = initial_champion(settings, str(data))
-        print(f"loop {settings.loop}: generation 0 is {first.label}")
-        for generation in range(1, settings.generations + 1):
-            if minutes is not None and is_budget_spent(data, settings.loop, generation, minutes):
-                print(f"loop {settings.loop}: {minutes} minutes spent, no generation {generation}")
-                break
-            if cpu_hours is not None and is_cpu_spent(data, settings.loop, generation, cpu_hours):
-                print(f"loop {settings.loop}: {cpu_hours} CPU hours spent, no generation {generation}")
-                break
-            run_generation(settings, data, generation, workers, dask_address, device, inference_device)
-            publish_table(settings, data)  # a new version of the table after each generation
+
+    def run(settings: LoopSettings, generation: int) -> None:
+        run_generation(settings, data, generation, workers, dask_address, device, inference_device)
+        publish_table(settings, data)  # a new version of the table after each generation
+
+    settings = drive(GO_LOOP, settings, data, run, lambda settings, generation: stop_reason(
+        data, settings.loop, generation, minutes, cpu_hours), more_generations)
     return loop_summary(settings, data)
 
 
 def generation_target(data: Path, loop: str, more: int) -> int:
-    """The generation to reach to play `more` generations after the loop's last finished one (one
-    whose every step is recorded); an unfinished generation is the first of them, so a retried run
-    aims where it aimed before."""
-    if more < 1:
-        raise loops.LoopError(f"more_generations must be at least 1, not {more}")
-    steps = {(int(r["generation"]), r["step"]) for r in loops.read_steps(data, loop)}
-    finished = 0
-    while all((finished + 1, step) in steps for step in STEPS):
-        finished += 1
-    return finished + more
+    """`loop_driver.generation_target` of the Go loop's steps."""
+    return loop_driver.generation_target(data, loop, STEPS, more)
+
+
+def stop_reason(data: Path, loop: str, generation: int, minutes: float | None, cpu_hours: float | None) -> str | None:
+    """Why generation `generation` may not start (a budget spent), or None."""
+    if minutes is not None and is_budget_spent(data, loop, generation, minutes):
+        return f"{minutes} minutes spent"
+    if cpu_hours is not None and is_cpu_spent(data, loop, generation, cpu_hours):
+        return f"{cpu_hours} CPU hours spent"
+    return None
 
 
 def is_budget_spent(data: Path, loop: str, generation: int, minutes: float) -> bool:

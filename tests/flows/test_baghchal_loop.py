@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from prefect import flow
 
-from flows.baghchal_loop import GATE_SPRT, is_spent, learning_cpu_hours, play_match, run_baghchal_loop
+from flows.baghchal_loop import GATE_SPRT, learning_cpu_hours, play_match, run_baghchal_loop, stop_reason
 from flows.runtime import task_runner
 from gocore.play.ratings import sprt_of_scores
 from storage import atomic as storage_json
@@ -32,6 +32,10 @@ def finished(tmp_path_factory: pytest.TempPathFactory, prefect_harness) -> Path:
         run_baghchal_loop(BaghchalLoopSettings(**SETTINGS), str(data), workers=2, device="cpu")
     return data
 
+
+def is_spent(settings: BaghchalLoopSettings, data: Path, generation: int) -> bool:
+    """Whether the loop's budget rule stops before `generation`."""
+    return stop_reason(settings, data, generation) is not None
 
 def test_a_generation_is_promoted_under_the_baghchal_model(finished: Path, monkeypatch: pytest.MonkeyPatch):
     own_store(finished, monkeypatch)
