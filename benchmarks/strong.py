@@ -2,6 +2,7 @@
 
     python -m benchmarks.strong --data-dir D [--name strong-9x9] [--levels 1 5 10] [--games 200 40 20]
                                 [--sims 64] [--calibration-games 40] [--plain-data-dir P --plain-loop L]
+                                [--plain-every 0.5] [--plain-games 40] [--curve-only]
                                 [--png strong_curve.png] [--workers 2]
 
 Reads a recipe run (`gozero strong`, flows/strong.py) in the data dir D and plays:
@@ -13,8 +14,14 @@ Reads a recipe run (`gozero strong`, flows/strong.py) in the data dir D and play
    self-play, gates) to make that champion;
 2. GNU Go at each level against GNU Go level 1 (`--calibration-games`), so every level is a line on
    the same ladder (GNU Go level 1 = 0);
-3. with ``--plain-data-dir``, the plain zero loop's champions there (every promoted one) against GNU
-   Go level 1 and 0 (`--calibration-games` each), rated on that data dir's ladder (GNU Go level 1 = 0).
+3. with ``--plain-data-dir``, the plain zero loop's champions there against GNU Go level 1 and 0
+   (`--plain-games` each, default `--calibration-games`), rated on that data dir's ladder (GNU Go
+   level 1 = 0): every promoted one, or with ``--plain-every H`` the first champion at or past each
+   H CPU hours of the loop's learning and its last one (a loop without a gate promotes every
+   generation: 200 champions in 4 CPU hours).
+
+``--curve-only`` skips step 1 (the champion's matches, e.g. when they were played under other match
+names) and draws the curve from what the data dirs hold and steps 2 and 3 add.
 
 Then prints the curve (each rated champion: CPU hours, Elo ± 95 %) of the recipe and of the plain loop
 and draws both with the GNU Go levels as horizontal lines into `--png`. Every match is resumable (a
@@ -42,11 +49,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="games of each GNU Go level against level 1, and of each plain champion")
     parser.add_argument("--plain-data-dir", type=Path, default=None, help="a data dir with a plain zero loop")
     parser.add_argument("--plain-loop", default="run-9x9", help="the plain loop's name there")
+    parser.add_argument("--plain-every", type=float, default=None,
+                        help="rate the plain loop's first champion past every this many CPU hours (and its last)")
+    parser.add_argument("--plain-games", type=int, default=None,
+                        help="games of each plain champion against each of GNU Go levels 1 and 0")
+    parser.add_argument("--curve-only", action="store_true", help="play no champion matches, only calibration")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
     parser.add_argument("--png", type=Path, default=Path("strong_curve.png"), help="where to save the plot")
     args = parser.parse_args(argv)
     if len(args.games) != len(args.levels):
         parser.error("give one --games count per --level")
+    if args.plain_every is not None and args.plain_every <= 0:
+        parser.error("--plain-every must be positive")
     return args
 
 
@@ -103,24 +117,38 @@ def calibrate(data: Path, levels: list[int], games: int, workers: int | None) ->
         play(data, f"gnugo-{level}", "gnugo-1", games, 1, f"calibrate-gnugo-{level}-vs-gnugo-1", workers)
 
 
+def plain_champions(records: list[dict[str, Any]], every: float | None) -> list[tuple[int, int, float]]:
+    """(generation, champion version, CPU hours of learning up to it) of the plain loop's promoted
+    champions: all of them, or with `every` the first at or past each multiple of `every` CPU
+    hours, and the last one."""
+    promoted = sorted((int(r["generation"]), int(r["champion"])) for r in records
+                      if r["step"] == "promote" and r["promoted"])
+    chosen, mark = [], 0.0
+    for index, (generation, version) in enumerate(promoted):
+        spent = sum(float(r.get("cpu_seconds", 0)) for r in records
+                    if int(r["generation"]) <= generation and r["step"] != "ladder") / 3600
+        if every is None or spent >= mark or index == len(promoted) - 1:
+            chosen.append((generation, version, spent))
+            mark = spent if every is None else (spent // every + 1) * every
+    return chosen
+
+
 def plain_points(args: argparse.Namespace) -> list[Any]:
-    """The plain loop's promoted champions against GNU Go levels 1 and 0, rated (GNU Go level 1 = 0)."""
+    """The plain loop's chosen champions against GNU Go levels 1 and 0, rated (GNU Go level 1 = 0)."""
     from storage import loops
     from storage.ratings import CurvePoint
     from tasks.ladder import fit
 
     data, loop = args.plain_data_dir, args.plain_loop
-    records = loops.read_steps(data, loop)
-    promoted = {int(r["generation"]): int(r["champion"]) for r in records if r["step"] == "promote" and r["promoted"]}
-    for generation, version in promoted.items():
+    chosen = plain_champions(loops.read_steps(data, loop), args.plain_every)
+    games = args.plain_games or args.calibration_games
+    for generation, version, _ in chosen:
         for level in (1, 0):
-            play(data, f"models:/gozero-9x9/{version}", f"gnugo-{level}", args.calibration_games, args.sims,
+            play(data, f"models:/gozero-9x9/{version}", f"gnugo-{level}", games, args.sims,
                  f"plain-gen{generation}-vs-gnugo-{level}-s{args.sims}", args.workers)
     rated = {r.player: r for r in fit(data, 9, anchor="gnugo-1")}
     points = []
-    for generation, version in sorted(promoted.items()):
-        spent = sum(float(r.get("cpu_seconds", 0)) for r in records
-                    if int(r["generation"]) <= generation and r["step"] != "ladder") / 3600
+    for generation, version, spent in chosen:
         rating = rated.get(f"gozero-9x9/{version}")
         if rating is not None:
             points.append(CurvePoint(f"plain gen {generation}", spent, rating.elo, rating.stderr))
@@ -134,7 +162,7 @@ def main(argv: list[str] | None = None) -> None:
     from tasks.app.strong import StrongSettings
     from tasks.strong_curve import curve_points
 
-    rows = champion_rows(args)
+    rows = [] if args.curve_only else champion_rows(args)
     calibrate(args.data_dir, args.levels, args.calibration_games, args.workers)
     recorded = loops.read_settings(args.data_dir, f"{args.name}-recipe") or {}
     settings = StrongSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
