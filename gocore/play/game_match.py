@@ -107,7 +107,7 @@ def play_moves(game: Game, position: Any, players: Mapping[int, Any], hooks: Hoo
     while not is_over(position) and (cap is None or len(moves) < cap):
         side = position.to_play
         try:
-            chosen = scripted.pop(0) if scripted else _guarded(side, hooks, players[side].select_move, position)
+            chosen = scripted.pop(0) if scripted else _call(players[side], side, hooks, "select_move", position)
             before, (position, action) = position, _next_position(position, side, chosen, hooks)
             moves.append((side, action))
             for observer, player in players.items():
@@ -120,10 +120,11 @@ def play_moves(game: Game, position: Any, players: Mapping[int, Any], hooks: Hoo
     return position
 
 
-def _guarded(side: int, hooks: Hooks, call: Callable[..., Any], *args: Any) -> Any:
-    """`call(*args)`; any exception loses the game for `side` (the match goes on)."""
+def _call(player: Any, side: int, hooks: Hooks, method: str, *args: Any) -> Any:
+    """`player.method(*args)`; any exception (a missing method too) loses the game for `side` (the
+    match goes on)."""
     try:
-        return call(*args)
+        return getattr(player, method)(*args)
     except Exception as error:  # a player's failure loses its game, never the whole match
         raise Forfeit(side, hooks.failure_reason(error), f"{type(error).__name__}: {error}") from error
 
@@ -131,7 +132,7 @@ def _guarded(side: int, hooks: Hooks, call: Callable[..., Any], *args: Any) -> A
 def _hook(player: Any, side: int, hooks: Hooks, method: str, *args: Any) -> None:
     """The player's optional hook `method(*args)`, guarded, if it has one."""
     if hasattr(player, method):
-        _guarded(side, hooks, getattr(player, method), *args)
+        _call(player, side, hooks, method, *args)
 
 
 def _next_position(position: Any, side: int, chosen: Any, hooks: Hooks) -> tuple[Any, int]:

@@ -97,6 +97,8 @@ def test_a_player_that_raises_forfeits_and_the_error_is_the_detail() -> None:
     assert played.winner == -1 and played.forfeit.reason == "error"
     assert played.forfeit.detail == "RuntimeError: out of memory"
     assert played.moves == [(1, 2), (-1, 1)] and played.final.tallies == (2, 1)
+    mute = play_game(TallyGame(), Scripted(1), object(), HOOKS)  # no select_move at all
+    assert (mute.winner, mute.forfeit.reason) == (1, "error") and "AttributeError" in mute.forfeit.detail
 
 
 def test_an_illegal_action_or_a_non_action_forfeits_with_the_games_detail() -> None:
