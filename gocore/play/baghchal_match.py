@@ -1,7 +1,12 @@
 """Baghchal games between two players, and the games of a match (sides alternate, openings paired).
 
-`play_game(goat, tiger, ...)` alternates ``select_move``; a player that returns an illegal action
-or raises loses the game (reason ``illegal-move`` or ``error``, with the detail). Optional hooks,
+The loop, forfeits and a match's pairing are the shared match core's (`gocore.play.game_match`,
+which Go's matches use too); this module gives it Baghchal's hooks, its records in the library's
+notation and its results row.
+
+`play_game(goat, tiger, ...)` alternates ``select_move``; a player that returns an illegal action,
+resigns (returns `RESIGN`) or raises loses the game (reason ``illegal-move``, ``resign`` or
+``error``, with the detail). Optional hooks,
 called on each player's own object: ``start_game(side)`` before the first move (+1 Goat, -1
 Tiger) and ``observe(position, action)`` after every action of either side (`position` the one
 it was played in): the library's engine mirrors the game into its own board with them.
@@ -18,6 +23,7 @@ splits a match's results by the side A played.
     repetition      the third occurrence of an arrangement (a draw)
     move-cap        the ply cap (a draw)
     illegal-move    a player chose an action the rules refuse (it loses)
+    resign          a player resigned (it loses)
     error           a player raised (it loses)
 """
 
@@ -26,16 +32,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-import numpy as np
-
-from gocore.play.match import game_seeds
-from gocore.play.ratings import wilson_interval
+from gocore.play import game_match
+from gocore.play.game_match import DETAIL_CHARS, Hooks, SideCounts, a_score, player_a_side, seated
+from gocore.rules.baghchal.game import BaghchalGame
 from gocore.rules.baghchal.notation import write_record
-from gocore.rules.baghchal.position import DEFAULT_RULES, GOAT, TIGER, BaghchalRules, IllegalAction, Position
+from gocore.rules.baghchal.position import DEFAULT_RULES, GOAT, TIGER, BaghchalRules, Position
+from gocore.rules.game import RESIGN
 
-DETAIL_CHARS = 500
 SIDES = {GOAT: "Goat", TIGER: "Tiger"}
 
 
@@ -69,71 +75,36 @@ class GameResult:
         return write_record(list(self.actions), self.final.rules)
 
 
-def _call(agent: Any, method: str, *args: Any) -> Any:
-    return getattr(agent, method)(*args) if hasattr(agent, method) else None
+def _start_args(game: BaghchalGame, side: int) -> tuple[int]:
+    return (side,)  # start_game(side)
+
+
+def _observe_args(before: Position, side: int, action: int) -> tuple[Position, int]:
+    return before, action  # observe(position it was played in, action)
+
+
+def _illegal_detail(side: int, action: Any, error: Exception) -> str:
+    return f"{SIDES[side]} played {action!r}: {error}"
+
+
+HOOKS = Hooks(_start_args, _observe_args, _illegal_detail)
 
 
 def play_game(goat: Any, tiger: Any, rules: BaghchalRules = DEFAULT_RULES, opening: Iterable[int] = (),
               on_move: Callable[[Position, int, Position], None] | None = None) -> GameResult:
-    """One game: `opening` actions first (played for both sides), then the players alternate;
-    `on_move(before, action, after)` after every action."""
-    players = {GOAT: goat, TIGER: tiger}
-    position, actions = Position.initial(rules), []
-    scripted = list(opening)
-    try:
-        for side, agent in players.items():
-            _guarded(side, _call, agent, "start_game", side)
-        while not position.is_game_over():
-            side = position.to_play
-            action = scripted.pop(0) if scripted else _guarded(side, players[side].select_move, position)
-            before, position = position, _played(position, side, action)
-            actions.append(int(action))
-            for observer, agent in players.items():
-                _guarded(observer, _call, agent, "observe", before, int(action))
-            if on_move is not None:
-                on_move(before, int(action), position)
-    except _Forfeit as forfeit:
-        return GameResult(tuple(actions), position, -forfeit.side, forfeit.reason, forfeit.detail[:DETAIL_CHARS])
-    return GameResult(tuple(actions), position, int(position.winner), position.reason)
-
-
-class _Forfeit(Exception):
-    def __init__(self, side: int, reason: str, detail: str):
-        super().__init__(detail)
-        self.side, self.reason, self.detail = side, reason, detail
-
-
-def _guarded(side: int, call: Callable[..., Any], *args: Any) -> Any:
-    """`call(*args)`; any exception loses the game for `side` (the match goes on)."""
-    try:
-        return call(*args)
-    except _Forfeit:
-        raise
-    except Exception as error:  # a player's failure loses its game, never the whole match
-        raise _Forfeit(side, "error", f"{type(error).__name__}: {error}") from error
-
-
-def _played(position: Position, side: int, action: Any) -> Position:
-    try:
-        return position.play(int(action))
-    except (IllegalAction, TypeError, ValueError) as error:
-        raise _Forfeit(side, "illegal-move", f"{SIDES[side]} played {action!r}: {error}") from None
+    """One game (`game_match.play_game`): `opening` actions first (played for both sides), then the
+    players alternate; `on_move(before, action, after)` after every action."""
+    played = game_match.play_game(BaghchalGame(rules), goat, tiger, HOOKS, opening=list(opening), on_move=on_move)
+    actions = tuple(action for _, action in played.moves)
+    if played.forfeit is not None:
+        return GameResult(actions, played.final, -played.forfeit.side, played.forfeit.reason, played.forfeit.detail)
+    return GameResult(actions, played.final, int(played.final.winner), played.final.reason)
 
 
 def pair_opening(config: BaghchalMatchConfig, index: int) -> list[int]:
     """The random opening of game `index`: `config.opening` uniform plies from a seed of the pair
-    (games 2i and 2i + 1 share it); shorter if the game ends first."""
-    rng = np.random.default_rng([config.seed, index // 2])
-    position, actions = Position.initial(config.rules), []
-    while len(actions) < config.opening and not position.is_game_over():
-        action = int(rng.choice(np.flatnonzero(position.legal_moves())))
-        position, actions = position.play(action), actions + [action]
-    return actions
-
-
-def player_a_side(index: int) -> int:
-    """Player A's side in game `index`: Goat (+1) in even games, Tiger (-1) in odd ones."""
-    return GOAT if index % 2 == 0 else TIGER
+    (games 2i and 2i + 1 share it, `game_match.pair_opening`); shorter if the game ends first."""
+    return game_match.pair_opening(BaghchalGame(config.rules), config.opening, config.seed, index)
 
 
 @dataclass(frozen=True)
@@ -151,7 +122,7 @@ class MatchGame:
     @property
     def a_score(self) -> float:
         """Player A's points: 1 a win, 0.5 a draw, 0 a loss."""
-        return 0.5 if self.game.winner == 0 else float(self.game.winner == self.a_side)
+        return a_score(self.game.winner, self.a_side)
 
     def row(self) -> dict[str, Any]:
         """The game as one row of a match's results (`storage.baghchal.MATCH_SCHEMA`)."""
@@ -164,53 +135,27 @@ class MatchGame:
 def play_match_game(index: int, player_a: Any, player_b: Any, config: BaghchalMatchConfig,
                     names: tuple[str, str] | None = None) -> MatchGame:
     """Game `index` of a match: A is Goat when `index` is even; the pair's opening first."""
-    label_a, label_b = names or (player_a.name, player_b.name)
-    a_side = player_a_side(index)
-    goat, tiger = (player_a, player_b) if a_side == GOAT else (player_b, player_a)
+    goat, tiger = seated(index, player_a, player_b)
+    goat_name, tiger_name = seated(index, *(names or (player_a.name, player_b.name)))
     opening = pair_opening(config, index)
     started = time.perf_counter()
     game = play_game(goat, tiger, config.rules, opening)
-    labels = (label_a, label_b) if a_side == GOAT else (label_b, label_a)
-    return MatchGame(index, labels[0], labels[1], a_side, game, time.perf_counter() - started, tuple(opening))
+    return MatchGame(index, goat_name, tiger_name, player_a_side(index), game, time.perf_counter() - started,
+                     tuple(opening))
 
 
 def play_match(make_a: Callable[[int], Any], make_b: Callable[[int], Any], indices: Iterable[int],
                config: BaghchalMatchConfig, names: tuple[str, str]) -> Iterator[MatchGame]:
-    """Play the games `indices`, yielding each as it ends; `make_x(seed)` gives a player per game."""
-    for index in indices:
-        seed_a, seed_b = game_seeds(config.seed, index)
-        yield play_match_game(index, make_a(seed_a), make_b(seed_b), config, names)
-
-
-@dataclass(frozen=True)
-class SideCounts:
-    """Player A's wins, draws and losses with one side, and its score's 95 % interval."""
-
-    side: str
-    wins: int
-    draws: int
-    losses: int
-    score_low: float
-    score_high: float
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.draws + self.losses
-
-    @property
-    def score(self) -> float:
-        """Points per game: (wins + draws / 2) / games."""
-        return (self.wins + self.draws / 2) / self.games if self.games else 0.0
+    """Play the games `indices`, yielding each as it ends; `make_x(seed)` gives a player per game
+    (`game_match.play_match`: seeded by `game_seeds`)."""
+    return game_match.play_match(make_a, make_b, indices, config.seed,
+                                 partial(play_match_game, config=config, names=names))
 
 
 def side_counts(rows: Iterable[dict[str, Any]]) -> dict[str, SideCounts]:
     """A match's results split by the side A played (`MatchGame.row` dicts), with Wilson intervals."""
-    counts: dict[int, list[int]] = {GOAT: [0, 0, 0], TIGER: [0, 0, 0]}
-    for row in rows:
-        score = float(row["a_score"])
-        counts[int(row["a_side"])][0 if score == 1 else 1 if score == 0.5 else 2] += 1
-    out = {}
-    for side, (wins, draws, losses) in counts.items():
-        low, high = wilson_interval(wins + draws / 2, wins + draws + losses)
-        out[SIDES[side]] = SideCounts(SIDES[side], wins, draws, losses, low, high)
-    return out
+    return game_match.side_counts(rows, (SIDES[GOAT], SIDES[TIGER]))
+
+
+__all__ = ["DETAIL_CHARS", "RESIGN", "SIDES", "BaghchalMatchConfig", "GameResult", "MatchGame", "SideCounts",
+           "pair_opening", "play_game", "play_match", "play_match_game", "player_a_side", "side_counts"]

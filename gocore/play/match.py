@@ -1,16 +1,21 @@
-"""Games between two players and the games of a match, scored by Tromp-Taylor area.
+"""Go games between two players and the games of a match, scored by Tromp-Taylor area.
 
-`play_game` is the loop every match, self-play run and demo uses: alternate `select_move`,
-refuse nothing silently. A player loses the game, with the reason recorded, when it plays an
-illegal move, resigns (returns `RESIGN`), raises, or (an external engine) times out or dies.
+The loop, forfeits and a match's pairing are the shared match core's (`gocore.play.game_match`,
+which Baghchal's matches use too); this module is what only Go has on top of it: passes and the
+Tromp-Taylor count (at two passes or the move cap), GTP engines as players (`GtpAgent`), a cleanup
+phase when an engine counts otherwise (`play_cleanup`, `external_count`), SGF records and the
+results row. `play_game` is the loop every Go match, demo and test game uses. A player loses the
+game, with the reason recorded, when it plays an illegal move, resigns (returns `RESIGN`), raises,
+or (an external engine) times out or dies.
 
 Agents may implement two optional hooks, which `play_game` calls on each side's own object:
 ``start_game(size, komi, color)`` before the first move and ``observe(color, move)`` after every
 move of either side. `GtpAgent` uses them to mirror the game into an external GTP engine.
 
 `play_match_game` plays game `index` of a match between players A and B (A is black in even
-games: colours alternate) and asks an external engine for its own count of a finished game;
-`MatchGame` becomes an SGF record and a results row (the Parquet schema is storage/schemas.py's).
+games: colours alternate; games 2i and 2i + 1 share random opening i) and asks an external engine
+for its own count of a finished game; `MatchGame` becomes an SGF record and a results row (the
+Parquet schema is storage/schemas.py's).
 
     reason        result       how the game ended
     two-passes    B+3.5, 0     both passed: counted by Tromp-Taylor area
@@ -30,19 +35,23 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
+from gocore.play import game_match
+from gocore.play.game_match import DETAIL_CHARS, Forfeit, Hooks, a_score, game_seeds, seated
+from gocore.play.game_match import player_a_side as player_a_color
 from gocore.play.gtp_client import GtpClient, GtpEngineDied, GtpTimeout, parse_score
-from gocore.play.openings import ScriptedOpening, pair_opening
+from gocore.play.openings import pair_opening
 from gocore.rules.board import IllegalMove, Position
+from gocore.rules.game import Game, GoGame
 from gocore.rules.sgf import GameRecord
 from gocore.search.agents import RESIGN, Agent
 
 RULES = "Chinese"  # area scoring, positional superko: what we play and write as SGF RU
-DETAIL_CHARS = 500  # a failure's detail (engine stderr, tracebacks' last line) is cut here
 _RESULT_CODE = {"resign": "R", "timeout": "T"}  # every other forfeit is "F"
 
 
@@ -63,58 +72,38 @@ class GameResult:
         return self.reason in ("two-passes", "cleanup", "move-cap")
 
 
-class _Forfeit(Exception):
-    """The player of `color` lost the game without counting."""
-
-    def __init__(self, color: int, reason: str, detail: str = ""):
-        super().__init__(detail)
-        self.color, self.reason, self.detail = color, reason, detail[:DETAIL_CHARS]
-        self.position: Position | None = None  # the board when it happened
+def _start_args(game: Game, color: int) -> tuple[int, float, int]:
+    return game.board_size, game.komi, color  # start_game(size, komi, color)
 
 
-def _forfeit_for(error: Exception, color: int) -> _Forfeit:
+def _observe_args(before: Position, color: int, move: int) -> tuple[int, int]:
+    return color, move  # observe(color, move)
+
+
+def _illegal_detail(color: int, move: Any, error: Exception) -> str:
+    return str(error) if isinstance(error, IllegalMove) else f"{move!r} is not a move"
+
+
+def _failure_reason(error: Exception) -> str:
     """Name a player's failure: an engine's timeout or death, else an error."""
-    reason = "timeout" if isinstance(error, GtpTimeout) else "crash" if isinstance(error, GtpEngineDied) else "error"
-    return _Forfeit(color, reason, f"{type(error).__name__}: {error}")
+    return "timeout" if isinstance(error, GtpTimeout) else "crash" if isinstance(error, GtpEngineDied) else "error"
 
 
-def _call(agent: Any, color: int, method: str, *args: Any) -> Any:
-    """`agent.method(*args)`; any exception becomes a forfeit of `color` (the match goes on)."""
-    try:
-        return getattr(agent, method)(*args)
-    except Exception as error:  # a player's failure loses its game, never the whole match
-        raise _forfeit_for(error, color) from error
+HOOKS = Hooks(_start_args, _observe_args, _illegal_detail, _failure_reason)  # Go's hooks, GTP's failures
 
 
-def _next_position(position: Position, color: int, move: Any) -> tuple[Position, int]:
-    """(position after `move`, the move as an int); a resignation or illegal move is a forfeit."""
-    try:
-        move = int(move)  # numpy integers are moves too
-    except (TypeError, ValueError):
-        raise _Forfeit(color, "illegal-move", f"{move!r} is not a move") from None
-    if move == RESIGN:
-        raise _Forfeit(color, "resign")
-    try:
-        return position.play(move), move
-    except IllegalMove as error:
-        raise _Forfeit(color, "illegal-move", str(error)) from None
+def _after(on_move: Callable[[Position, int], None] | None) -> Callable[[Position, int, Position], None] | None:
+    """Go's `on_move(position_after, move)` as the shared loop's `on_move(before, move, after)`."""
+    return None if on_move is None else lambda before, move, after: on_move(after, move)
 
 
 def play_game(black: Agent, white: Agent, size: int = 9, komi: float = 7.5, max_moves: int | None = None,
-              on_move: Callable[[Position, int], None] | None = None) -> GameResult:
-    """Play one game (one agent object per side); `on_move(position_after, move)` after every move."""
-    position = Position.initial(size, komi)
+              on_move: Callable[[Position, int], None] | None = None, opening: Sequence[int] = ()) -> GameResult:
+    """Play one game (one agent object per side), `opening` moves first (`game_match.play_game`);
+    `on_move(position_after, move)` after every move."""
     cap = 3 * size * size if max_moves is None else max_moves
-    players = {1: black, -1: white}
-    moves: list[tuple[int, int]] = []
-    try:
-        for color, agent in players.items():
-            if hasattr(agent, "start_game"):
-                _call(agent, color, "start_game", size, komi, color)
-        position = _play_moves(position, players, moves, cap, on_move)
-    except _Forfeit as forfeit:
-        return _forfeited(forfeit, moves, forfeit.position or position)
-    return _counted(position, moves, "two-passes")
+    played = game_match.play_game(GoGame(size, komi), black, white, HOOKS, cap, opening, _after(on_move))
+    return _result(played, "two-passes")
 
 
 def play_cleanup(game: GameResult, black: Agent, white: Agent, max_moves: int | None = None,
@@ -123,59 +112,41 @@ def play_cleanup(game: GameResult, black: Agent, white: Agent, max_moves: int | 
     players' counts disagree: engines capture the stones they see as dead (``kgs-genmove_cleanup``,
     where they have it), ours play on, and the cleaned board is counted by Tromp-Taylor (reason
     ``cleanup``). Dead stones left on the board would otherwise count as alive."""
-    size = game.final.size
-    cap = len(game.moves) + (3 * size * size if max_moves is None else max_moves)
+    final = game.final
+    cap = len(game.moves) + (3 * final.size * final.size if max_moves is None else max_moves)
     players = {1: black, -1: white}
     moves = list(game.moves)
+    resumed = final.move_number
+
+    def passed_again(position: Position) -> bool:  # two passes counted from here
+        return position.passes >= 2 and position.move_number >= resumed + 2
+
     for agent in players.values():
         if hasattr(agent, "set_cleanup"):
             agent.set_cleanup(True)
     try:
-        position = _play_moves(game.final, players, moves, cap, on_move)
-    except _Forfeit as forfeit:
-        return _forfeited(forfeit, moves, forfeit.position or game.final)
+        position = game_match.play_moves(GoGame(final.size, final.komi), final, players, HOOKS, moves, cap,
+                                         is_over=passed_again, on_move=_after(on_move))
+    except Forfeit as forfeit:
+        return _result(game_match.Played(moves, forfeit.position, forfeit), "cleanup")
     finally:
         for agent in players.values():
             if hasattr(agent, "set_cleanup"):
                 agent.set_cleanup(False)
-    return _counted(position, moves, "cleanup")
+    return _result(game_match.Played(moves, position), "cleanup")
 
 
-def _play_moves(position: Position, players: dict[int, Agent], moves: list[tuple[int, int]], cap: int,
-                on_move: Callable[[Position, int], None] | None) -> Position:
-    """Alternate `players` from `position` until two passes in a row (counted from here) or `cap`
-    moves in `moves`; appends to `moves` and returns the last position (a forfeit carries it)."""
-    passes = 0
-    while passes < 2 and len(moves) < cap:
-        color = position.to_play
-        try:
-            chosen = _call(players[color], color, "select_move", position)
-            position, move = _next_position(position, color, chosen)
-            moves.append((color, move))
-            passes = passes + 1 if move == position.size ** 2 else 0
-            for observer, agent in players.items():
-                if hasattr(agent, "observe"):
-                    _call(agent, observer, "observe", color, move)
-        except _Forfeit as forfeit:
-            forfeit.position = position
-            raise
-        if on_move is not None:
-            on_move(position, move)
-    return position
-
-
-def _counted(position: Position, moves: list[tuple[int, int]], ended_by: str) -> GameResult:
-    """A game counted by Tromp-Taylor: ended by two passes (`ended_by`) or at the move cap."""
+def _result(played: game_match.Played, ended_by: str) -> GameResult:
+    """A game's `GameResult`: forfeited, or counted by Tromp-Taylor (ended by two passes, as
+    `ended_by` names it, or at the move cap)."""
+    moves, position, forfeit = played.moves, played.final, played.forfeit
+    if forfeit is not None:
+        result = f"{'B' if played.winner == 1 else 'W'}+{_RESULT_CODE.get(forfeit.reason, 'F')}"
+        return GameResult(moves, position, played.winner, result, forfeit.reason, forfeit.detail)
     score = position.score()
     winner = 1 if score > 0 else -1 if score < 0 else 0
     over = len(moves) >= 2 and moves[-1][1] == moves[-2][1] == position.size ** 2
     return GameResult(moves, position, winner, position.result(), ended_by if over else "move-cap")
-
-
-def _forfeited(forfeit: _Forfeit, moves: list[tuple[int, int]], position: Position) -> GameResult:
-    winner = -forfeit.color
-    result = f"{'B' if winner == 1 else 'W'}+{_RESULT_CODE.get(forfeit.reason, 'F')}"
-    return GameResult(moves, position, winner, result, forfeit.reason, forfeit.detail)
 
 
 class GtpAgent:
@@ -287,11 +258,6 @@ class MatchConfig:
     2i + 1 share opening i, one with each colour, so deterministic players meet many positions."""
 
 
-def player_a_color(index: int) -> int:
-    """Player A's colour in game `index`: black (+1) in even games, white (-1) in odd ones."""
-    return 1 if index % 2 == 0 else -1
-
-
 @dataclass(frozen=True)
 class MatchGame:
     """Game `index` of a match: who played which colour, how it went, an engine's own count."""
@@ -315,7 +281,7 @@ class MatchGame:
     @property
     def a_score(self) -> float:
         """Player A's points from this game: 1 win, 0.5 jigo, 0 loss."""
-        return 0.5 if self.game.winner == 0 else float(self.game.winner == self.a_color)
+        return a_score(self.game.winner, self.a_color)
 
     def record(self, rules: str = RULES) -> GameRecord:
         """The game as an SGF record: result, komi, rules, player names; the failure as a comment."""
@@ -366,16 +332,11 @@ def play_match_game(index: int, player_a: Agent, player_b: Agent, config: MatchC
                     on_move: Callable[[Position, int], None] | None = None) -> MatchGame:
     """Play game `index` of a match (A is black when `index` is even); `names` label A and B. With
     `config.opening`, the pair's random opening is played first (`openings.pair_opening`)."""
-    label_a, label_b = names or (player_a.name, player_b.name)
     opening = pair_opening(config.size, config.opening, config.seed, index, config.komi)
-    if opening:
-        player_a, player_b = ScriptedOpening(player_a, dict(enumerate(opening))), ScriptedOpening(
-            player_b, dict(enumerate(opening)))
-    a_color = player_a_color(index)
-    black, white = (player_a, player_b) if a_color == 1 else (player_b, player_a)
-    black_name, white_name = (label_a, label_b) if a_color == 1 else (label_b, label_a)
+    black, white = seated(index, player_a, player_b)
+    black_name, white_name = seated(index, *(names or (player_a.name, player_b.name)))
     start = time.perf_counter()
-    game = play_game(black, white, config.size, config.komi, config.max_moves, on_move)
+    game = play_game(black, white, config.size, config.komi, config.max_moves, on_move, opening)
     external, disagreement = external_count(game, (black, white))
     if disagreement:  # dead stones on the board: play them out, as servers do, then count again
         counts = f"after two passes the counts disagreed: ours {game.result}, the engine's {external}"
@@ -384,17 +345,17 @@ def play_match_game(index: int, player_a: Agent, player_b: Agent, config: MatchC
             external, disagreement = external_count(game, (black, white))
             game = dataclasses.replace(game, detail=counts)
     seconds = time.perf_counter() - start
-    return MatchGame(index, black_name, white_name, a_color, game, seconds, external, disagreement, tuple(opening))
+    return MatchGame(index, black_name, white_name, player_a_color(index), game, seconds, external, disagreement,
+                     tuple(opening))
 
 
 def play_match(make_a: Callable[[int], Agent], make_b: Callable[[int], Agent], indices: Iterable[int],
                config: MatchConfig, names: tuple[str, str]) -> Iterator[MatchGame]:
-    """Play the games `indices`, yielding each as it ends; `make_x(seed)` gives a player per game."""
-    for index in indices:
-        seed_a, seed_b = game_seeds(config.seed, index)
-        yield play_match_game(index, make_a(seed_a), make_b(seed_b), config, names)
+    """Play the games `indices`, yielding each as it ends; `make_x(seed)` gives a player per game
+    (`game_match.play_match`: seeded by `game_seeds`)."""
+    return game_match.play_match(make_a, make_b, indices, config.seed,
+                                 partial(play_match_game, config=config, names=names))
 
 
-def game_seeds(seed: int, index: int) -> tuple[int, int]:
-    """Seeds of players A and B in game `index`: fixed by the match seed and the index alone."""
-    return (seed * 1_000_003 + 2 * index) % 2**32, (seed * 1_000_003 + 2 * index + 1) % 2**32
+__all__ = ["DETAIL_CHARS", "RESIGN", "RULES", "GameResult", "GtpAgent", "MatchConfig", "MatchGame", "external_count",
+           "game_seeds", "play_cleanup", "play_game", "play_match", "play_match_game", "player_a_color"]

@@ -3,8 +3,10 @@
 Two users: GNU Go's expert games (`gnugo_games`: every game its own opening) and evaluation matches
 (`match.play_match`: games 2i and 2i + 1 share opening i, played once with each colour, so a
 deterministic player still meets many positions and no opening favours either side of the match).
-An opening is a list of moves on points off the first two lines (`opening_moves`); `ScriptedOpening`
-plays it on behalf of an agent and asks the agent for every other move.
+An opening is a list of moves on points off the first two lines (`opening_moves`), drawn by the
+match core's `game_match.random_actions` from `GoGame.opening_mask`; a match plays it through
+`game_match.play_game`'s `opening`, and `ScriptedOpening` plays one on behalf of an agent and asks
+the agent for every other move.
 """
 
 from __future__ import annotations
@@ -14,34 +16,24 @@ from typing import Any
 
 import numpy as np
 
+from gocore.play import game_match
 from gocore.rules.board import Position
+from gocore.rules.game import GoGame
 
-OPENING_MARGIN = 2  # opening moves keep off the first two lines (boards of 7 and up)
+PAIR_SALT = (0x6F70,)  # the third word of a Go pair opening's seed (Baghchal's has none)
 
 
 def opening_moves(size: int, count: int, rng: np.random.Generator, komi: float = 7.5) -> list[int]:
     """`count` random legal moves from the empty board, each on a point off the first two lines
-    (off the first line on boards under 7) while one is free, else anywhere legal."""
-    margin = OPENING_MARGIN if size >= 7 else 1
-    rows, cols = np.divmod(np.arange(size * size), size)
-    inner = (np.minimum(rows, cols) >= margin) & (np.maximum(rows, cols) < size - margin)
-    position, moves = Position.initial(size, komi), []
-    for _ in range(count):
-        legal = position.legal_moves()[: size * size]
-        choices = np.flatnonzero(legal & inner)
-        choices = choices if choices.size else np.flatnonzero(legal)
-        move = int(rng.choice(choices))
-        position = position.play(move)
-        moves.append(move)
-    return moves
+    (off the first line on boards under 7) while one is free, else anywhere legal
+    (`GoGame.opening_mask`)."""
+    return game_match.random_actions(GoGame(size, komi), count, rng)
 
 
 def pair_opening(size: int, count: int, seed: int, index: int, komi: float = 7.5) -> list[int]:
     """The opening of match game `index`: the same for games 2i and 2i + 1 (one per colour of
-    player A), fixed by the match seed and i alone; [] when `count` is 0."""
-    if count <= 0:
-        return []
-    return opening_moves(size, count, np.random.default_rng([seed, index // 2, 0x6F70]), komi)
+    player A), fixed by the match seed and i alone (`game_match.pair_opening`); [] when `count` is 0."""
+    return game_match.pair_opening(GoGame(size, komi), count, seed, index, PAIR_SALT)
 
 
 class ScriptedOpening:

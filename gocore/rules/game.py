@@ -7,7 +7,10 @@ A `Game` answers, for its positions (immutable values with ``play(action)``, ``p
 - `terminal_value` (+1/-1/0 for the side to move once the game is over; a draw is 0) and `winner`;
 - `action_permutation(k)`, the 8 symmetries of the square on actions (planes move by
   `gocore.rules.symmetry.apply`);
-- `move_text` / `action_of_text` and `board_text`, the game's notation for people and records.
+- `move_text` / `action_of_text` and `board_text`, the game's notation for people and records;
+- `is_over` (the game has ended by its rules) and `opening_mask`, the actions a match's random
+  opening draws from (`gocore.play.game_match.random_actions`). A player resigns in any game by
+  answering `RESIGN`.
 
 Input planes are the other half of the boundary, in `gocore.nn` (it may not be imported here): Go's
 encoders in `gocore.nn.features`, Baghchal's in `gocore.nn.baghchal_planes`.
@@ -32,6 +35,9 @@ from gocore.rules import coords, symmetry
 from gocore.rules.baghchal.game import BAGHCHAL, BaghchalGame
 from gocore.rules.board import Position, candidate_masks, legal_masks
 
+RESIGN = -1  # what a player's select_move returns to resign, in any game (an action is otherwise >= 0)
+OPENING_MARGIN = 2  # Go's opening moves keep off the first two lines (boards of 7 and up)
+
 
 class Game(Protocol):
     """What a game offers search, self-play, matches and the loop (see the module doc)."""
@@ -49,6 +55,10 @@ class Game(Protocol):
     def terminal_value(self, position: Any, max_moves: int | None) -> float | None: ...
 
     def winner(self, position: Any) -> int | None: ...
+
+    def is_over(self, position: Any) -> bool: ...
+
+    def opening_mask(self, position: Any) -> np.ndarray: ...
 
     def action_permutation(self, k: int) -> np.ndarray: ...
 
@@ -95,6 +105,21 @@ class GoGame:
     def winner(self, position: Position) -> int | None:
         return int(np.sign(position.score())) if position.is_game_over() else None
 
+    def is_over(self, position: Position) -> bool:
+        """True after two passes in a row."""
+        return position.is_game_over()
+
+    def opening_mask(self, position: Position) -> np.ndarray:
+        """(N*N+1,) bool: the legal points off the first two lines (off the first line on boards
+        under 7) while one is free, else every legal point; never a pass."""
+        size = position.size
+        legal = position.legal_moves().copy()
+        legal[size * size] = False
+        margin = OPENING_MARGIN if size >= 7 else 1
+        rows, cols = np.divmod(np.arange(size * size + 1), size)
+        inner = legal & (np.minimum(rows, cols) >= margin) & (np.maximum(rows, cols) < size - margin)
+        return inner if inner.any() else legal
+
     def action_permutation(self, k: int) -> np.ndarray:
         return symmetry.move_permutation(k, self.board_size)
 
@@ -120,4 +145,4 @@ def game_named(name: str, size: int = 9, komi: float = 7.5) -> Game:
     raise ValueError(f"unknown game {name!r}: go or baghchal")
 
 
-__all__ = ["BAGHCHAL", "GO", "BaghchalGame", "Game", "GoGame", "game_named", "go_terminal_value"]
+__all__ = ["BAGHCHAL", "GO", "RESIGN", "BaghchalGame", "Game", "GoGame", "game_named", "go_terminal_value"]

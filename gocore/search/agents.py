@@ -8,8 +8,8 @@ value net one ply deep), `AlphaZeroAgent` (PUCT search on one net, the
 and value net + rollouts). The search itself lives in `gocore.search.mcts`; networks are reached only
 through a `gocore.nn.inference.Evaluator`.
 
-A player resigns by returning `RESIGN` (-1) from `select_move`; `gocore.play.match.play_game` scores
-that as a loss for the side to move.
+A player resigns by returning `RESIGN` (-1, the game boundary's sentinel in `gocore.rules.game`)
+from `select_move`; `gocore.play.game_match.play_game` scores that as a loss for the side to move.
 """
 
 from __future__ import annotations
@@ -22,13 +22,12 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 from gocore.rules.board import Position, candidate_moves, own_eye_mask, random_playouts
+from gocore.rules.game import RESIGN
 from gocore.search import mcts
 from gocore.search.rollout import PatternRollouts
 
 if TYPE_CHECKING:
     from gocore.nn.inference import Evaluator
-
-RESIGN = -1  # what select_move returns to resign (a move is otherwise 0..N*N)
 
 
 class Agent(Protocol):

@@ -52,6 +52,14 @@ class BaghchalGame:
         """+1 Goat, -1 Tiger, 0 a draw, None while the game goes on."""
         return position.winner
 
+    def is_over(self, position: Position) -> bool:
+        """True once the game has ended by any rule (the ply cap of the rules included)."""
+        return position.is_game_over()
+
+    def opening_mask(self, position: Position) -> np.ndarray:
+        """(A,) bool: every legal action (a random opening may play any of them)."""
+        return position.legal_moves()
+
     def action_permutation(self, k: int) -> np.ndarray:
         """(A,) int: action a under symmetry k (`gocore.rules.symmetry`'s numbering)."""
         return geometry.action_permutation(k)
