@@ -11,8 +11,8 @@ the bit masks of goats and tigers, goats placed, the side to move), which is als
 rows store them (`storage.baghchal`), so the encoder can change without replaying games.
 
 Symmetry k (`gocore.rules.symmetry`'s numbering) moves the pieces by `geometry.point_permutation`
-and a policy by `geometry.action_permutation`; `symmetric_states` and `symmetric_policies` do it
-for a batch, and ``encode_states(symmetric_states(s, k))`` equals ``symmetry.apply(encode_states(s), k)``.
+and a policy by `geometry.action_permutation`; `symmetric_states` does it for a batch of states
+(`gocore.search.rows.symmetric_policies` for their policies, as for any game), and ``encode_states(symmetric_states(s, k))`` equals ``symmetry.apply(encode_states(s), k)``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from gocore.rules.baghchal.geometry import POINTS, SIZE, action_permutation, point_permutation
+from gocore.rules.baghchal.geometry import POINTS, SIZE, point_permutation
 from gocore.rules.baghchal.kernels import GOATS
 from gocore.rules.baghchal.position import TIGER, Position
 
@@ -85,10 +85,3 @@ def symmetric_states(states: States, k: int) -> States:
         out[:, destination] = bits
         moved.append(masks_of(out))
     return States(moved[0], moved[1], states.placed, states.to_play)
-
-
-def symmetric_policies(policies: np.ndarray, k: int) -> np.ndarray:
-    """(B, A): each policy's probability of action a moved to a's image under symmetry k."""
-    out = np.empty_like(policies)
-    out[:, action_permutation(k)] = policies
-    return out

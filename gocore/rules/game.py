@@ -16,8 +16,11 @@ Input planes are the other half of the boundary, in `gocore.nn` (it may not be i
 encoders in `gocore.nn.features`, Baghchal's in `gocore.nn.baghchal_planes`.
 
 Both games' self-play runs through one lockstep driver over this boundary
-(`gocore.search.lockstep.play_lockstep`); what a game records per move and how its rows look stay
-with the game (`gocore.search.selfplay`, `gocore.search.baghchal_selfplay`).
+(`gocore.search.lockstep.play_lockstep`), their rows' targets through one core
+(`gocore.search.rows`: recorded moves, z with draws 0, policy symmetries, ids), their matches
+through `gocore.play.game_match` and their loops through `flows.loop_driver`; what a game records
+per move and its rows' planes stay with the game (`gocore.search.selfplay`,
+`gocore.search.baghchal_selfplay`).
 
 Go (`GO`) answers with `gocore.rules.board`'s batched kernels exactly as `gocore.search.mcts` called
 them before the boundary existed, so its search keeps its speed; Baghchal is

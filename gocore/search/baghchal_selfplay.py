@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from gocore.nn.baghchal_planes import States, symmetric_policies, symmetric_states
+from gocore.nn.baghchal_planes import States, symmetric_states
 from gocore.rules import symmetry
-from gocore.rules.baghchal.game import BaghchalGame
+from gocore.rules.baghchal.game import BAGHCHAL, BaghchalGame
 from gocore.rules.baghchal.notation import write_record
 from gocore.rules.baghchal.position import DEFAULT_RULES, BaghchalRules, Position
+from gocore.search import rows
 from gocore.search.gumbel import GumbelConfig, search_factory
 from gocore.search.lockstep import play_lockstep
 from gocore.search.mcts import BatchedSearch, MCTSConfig, SearchResult
@@ -120,28 +121,25 @@ def training_rows(games: Sequence[PlayedGame], game_ids: Sequence[str], *, gener
     columns named as `storage.baghchal.ROWS_SCHEMA` (8R rows for R positions, symmetry-major)."""
     if len(games) != len(game_ids):
         raise ValueError(f"{len(games)} games but {len(game_ids)} ids")
-    kept = [(g, i) for g, game in enumerate(games) for i, full in enumerate(game.full) if full]
+    kept = [(g, i) for g, game in enumerate(games) for i in np.flatnonzero(rows.recorded_moves(game.full, len(game.actions)))]
     positions = [games[g].positions[i] for g, i in kept]
     if not positions:
         raise ValueError("no fully searched move to make a row of")
     states = States.of(positions)
     pis = np.stack([games[g].pis[i] for g, i in kept]).astype(np.float32)  # (R, A)
-    z = np.array([games[g].winner * p.to_play for (g, _), p in zip(kept, positions)], np.int8)  # (R,)
+    z = rows.value_targets(np.array([games[g].winner for g, _ in kept]), states.to_play)  # (R,)
+    ids = rows.id_columns(game_ids, np.bincount([g for g, _ in kept], minlength=len(games)), generation,
+                          model_version)
     parts = []
     for k in symmetry.SYMMETRIES:
         moved = symmetric_states(states, k)
         parts.append({
             "goats": moved.goats, "tigers": moved.tigers, "placed": states.placed,
             "captured": np.array([p.captured for p in positions], np.int8), "to_play": states.to_play,
-            "ply": np.array([p.ply for p in positions], np.int16), "pi": symmetric_policies(pis, k), "z": z,
-            "game_id": np.array([game_ids[g] for g, _ in kept], dtype=object),
-            "symmetry": np.full(len(kept), k, np.int8),
+            "ply": np.array([p.ply for p in positions], np.int16), "pi": rows.symmetric_policies(BAGHCHAL, pis, k),
+            "z": z, "symmetry": np.full(len(kept), k, np.int8), **ids,
         })
-    columns = {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
-    rows = len(columns["z"])
-    columns["generation"] = np.full(rows, generation, np.int32)
-    columns["model_version"] = np.full(rows, model_version, dtype=object)
-    return columns
+    return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
 
 
 def record_text(game: PlayedGame, rules: BaghchalRules = DEFAULT_RULES) -> str:

@@ -31,6 +31,7 @@ import numpy as np
 from gocore.nn import features, packed
 from gocore.rules import sgf
 from gocore.rules.board import Position, replay_moves, result_text
+from gocore.search import rows as rows_core
 from gocore.search.gumbel import GumbelConfig, search_factory
 from gocore.search.lockstep import play_lockstep
 from gocore.search.mcts import (
@@ -176,25 +177,22 @@ def training_columns(games: Sequence[SearchedGame], game_ids: Sequence[str], *, 
         "size": np.full(rows, size, np.int8),
         "planes": planes,
         "pi": np.stack(pis).astype(np.float32) if pis else np.zeros((0, size * size + 1), np.float32),
-        "z": (winners * movers).astype(np.int8),  # +1: the side to move at this row won
-        "game_id": np.repeat(np.asarray(game_ids, dtype=object), lengths),
+        "z": rows_core.value_targets(winners, movers),  # +1: the side to move at this row won
         "move_number": np.concatenate([np.arange(n, dtype=np.int16) for n in lengths]),
-        "generation": np.full(rows, generation, np.int32),
-        "model_version": np.full(rows, model_version, dtype=object),
+        **rows_core.id_columns(game_ids, lengths, generation, model_version),
         "symmetry": np.zeros(rows, np.int8),  # stored as played; the loader augments at read time
         "komi": np.concatenate([np.full(n, g.start.komi, np.float32) for g, n in zip(games, lengths)]),
         "ownership": ownership,
         "score": score,
         "q": np.concatenate([np.asarray(g.root_values, np.float32).reshape(-1) for g in games]),  # (R,) mover's view
     }
-    is_recorded = np.concatenate([is_recorded_move(game) for game in games])  # (T,) bool over all moves
+    is_recorded = np.concatenate([recorded_moves(game) for game in games])  # (T,) bool over all moves
     return columns if is_recorded.all() else {name: column[is_recorded] for name, column in columns.items()}
 
 
-def is_recorded_move(game: SearchedGame) -> np.ndarray:
-    """(T,) bool: the moves of `game` searched in full, which make training rows (all of them when
-    the game kept no record of search kinds)."""
-    return np.asarray(game.full, dtype=bool) if game.full else np.ones(len(game.moves), dtype=bool)
+def recorded_moves(game: SearchedGame) -> np.ndarray:
+    """(T,) bool: the moves of `game` that make training rows (`rows.recorded_moves`)."""
+    return rows_core.recorded_moves(game.full, len(game.moves))
 
 
 def final_targets(games: Sequence[SearchedGame], movers: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -233,7 +231,7 @@ def summarize(games: Sequence[SearchedGame]) -> dict[str, Any]:
     return {
         "games": len(games),
         "positions": int(sum(len(game.moves) for game in games)),
-        "full_searches": int(sum(is_recorded_move(game).sum() for game in games)),
+        "full_searches": int(sum(recorded_moves(game).sum() for game in games)),
         "black_wins": winners[1], "white_wins": winners[-1], "draws": winners[0],
         "resignations": reasons["resign"], "two_passes": reasons["two-passes"], "move_cap": reasons["move-cap"],
         "no_resign_games": len(no_resign),

@@ -12,13 +12,15 @@ from gocore.nn.baghchal_net import (
     build,
     net_config,
 )
-from gocore.nn.baghchal_planes import States, encode, encode_states, symmetric_policies, symmetric_states
+from gocore.nn.baghchal_planes import States, encode, encode_states, symmetric_states
 from gocore.nn.net_sizes import NetConfigError
 from gocore.nn.nets import NetConfig, build_net
 from gocore.rules import symmetry
+from gocore.rules.baghchal.game import BAGHCHAL
 from gocore.rules.baghchal.geometry import NUM_ACTIONS
 from gocore.rules.baghchal.notation import position_from_text, read_record
 from gocore.rules.baghchal.position import GOAT, TIGER, Position
+from gocore.search.rows import symmetric_policies
 
 
 def test_the_five_planes_say_tigers_goats_side_phase_and_goats_in_hand() -> None:
@@ -66,7 +68,7 @@ def test_symmetric_states_encode_to_the_symmetric_planes_and_keep_legal_moves_al
     mirrored = [Position(int(g), int(t), p.placed, p.captured, p.to_play, p.ply, (), p.rules)
                 for g, t, p in zip(moved.goats, moved.tigers, positions)]
     assert np.array_equal(np.stack([p.legal_moves() for p in mirrored]).astype(np.float32),
-                          symmetric_policies(legal, k))
+                          symmetric_policies(BAGHCHAL, legal, k))
 
 
 def test_the_full_preset_is_the_documented_256_filter_resnet() -> None:
@@ -116,7 +118,7 @@ def test_symmetry_averaged_priors_move_with_the_position() -> None:
         mirrored = Position(int(moved.goats[0]), int(moved.tigers[0]), position.placed, position.captured,
                             position.to_play, position.ply, (), position.rules)
         k_priors, k_values = evaluator.evaluate([mirrored])
-        assert np.allclose(k_priors, symmetric_policies(priors, k), atol=1e-6)
+        assert np.allclose(k_priors, symmetric_policies(BAGHCHAL, priors, k), atol=1e-6)
         assert np.allclose(k_values, values, atol=1e-6)
 
 

@@ -6,7 +6,6 @@ import numpy as np
 import pytest
 
 from gocore.nn.baghchal_net import UniformBaghchalEvaluator
-from gocore.nn.baghchal_planes import symmetric_policies
 from gocore.rules.baghchal.game import BAGHCHAL, BaghchalGame
 from gocore.rules.baghchal.notation import action_of_text, position_from_text, read_record
 from gocore.rules.baghchal.position import GOAT, TIGER, BaghchalRules
@@ -24,6 +23,7 @@ from gocore.search.baghchal_selfplay import (
 )
 from gocore.search.gumbel import GumbelConfig
 from gocore.search.mcts import BatchedSearch, terminal_value
+from gocore.search.rows import symmetric_policies
 
 FIFTH_CAPTURE = """
     B G . . B
@@ -86,7 +86,7 @@ def test_self_play_games_end_by_the_rules_and_make_rows_in_all_eight_symmetries(
     first = rows["symmetry"] == 0
     for k in range(8):
         mask = rows["symmetry"] == k
-        assert np.allclose(rows["pi"][mask], symmetric_policies(rows["pi"][first], k))
+        assert np.allclose(rows["pi"][mask], symmetric_policies(BAGHCHAL, rows["pi"][first], k))
         assert np.array_equal(rows["z"][mask], rows["z"][first])
     z_by_game = {g: set(rows["z"][first][rows["game_id"][first] == g] * rows["to_play"][first][rows["game_id"][first] == g])
                  for g in ids}
