@@ -27,7 +27,6 @@ from typing import Any
 
 from prefect import flow, unmapped
 
-from flows import loop_driver
 from flows.loop_driver import LoopKind, drive
 from flows.runtime import StoppingProcessPool, prefect_api, results_as_completed, task_runner
 from gocore.play.ratings import SprtConfig, sprt_of_scores
@@ -73,11 +72,6 @@ def baghchal_loop(settings: BaghchalLoopSettings = BaghchalLoopSettings(), data_
                      lambda settings, generation: run_generation(settings, data, generation, device, inference_device),
                      lambda settings, generation: stop_reason(settings, data, generation), more_generations)
     return loop_summary(settings, data)
-
-
-def finished_generations(data: Path, loop: str) -> int:
-    """`loop_driver.finished_generations` of the Baghchal loop's steps."""
-    return loop_driver.finished_generations(data, loop, STEPS)
 
 
 def stop_reason(settings: BaghchalLoopSettings, data: Path, generation: int) -> str | None:

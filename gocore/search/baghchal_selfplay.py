@@ -130,15 +130,13 @@ def training_rows(games: Sequence[PlayedGame], game_ids: Sequence[str], *, gener
     z = rows.value_targets(np.array([games[g].winner for g, _ in kept]), states.to_play)  # (R,)
     ids = rows.id_columns(game_ids, np.bincount([g for g, _ in kept], minlength=len(games)), generation,
                           model_version)
+    same = {"placed": states.placed, "captured": np.array([p.captured for p in positions], np.int8),
+            "to_play": states.to_play, "ply": np.array([p.ply for p in positions], np.int16), "z": z, **ids}
     parts = []
     for k in symmetry.SYMMETRIES:
         moved = symmetric_states(states, k)
-        parts.append({
-            "goats": moved.goats, "tigers": moved.tigers, "placed": states.placed,
-            "captured": np.array([p.captured for p in positions], np.int8), "to_play": states.to_play,
-            "ply": np.array([p.ply for p in positions], np.int16), "pi": rows.symmetric_policies(BAGHCHAL, pis, k),
-            "z": z, "symmetry": np.full(len(kept), k, np.int8), **ids,
-        })
+        parts.append({"goats": moved.goats, "tigers": moved.tigers, "pi": rows.symmetric_policies(BAGHCHAL, pis, k),
+                      "symmetry": np.full(len(kept), k, np.int8), **same})
     return {name: np.concatenate([part[name] for part in parts]) for name in parts[0]}
 
 
