@@ -13,7 +13,6 @@ The opening moves are ordinary moves of the record; a comment on the last one sa
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -21,8 +20,7 @@ import numpy as np
 from gocore.errors import GozeroError
 from gocore.play.gtp_client import GNUGO_TROMP_TAYLOR, gnugo_command
 from gocore.play.match import GtpAgent, MatchConfig, game_seeds, play_match_game
-from gocore.play.openings import opening_moves
-from gocore.rules.board import Position
+from gocore.play.openings import ScriptedOpening, opening_moves
 from gocore.rules.sgf import GameRecord
 
 
@@ -55,19 +53,6 @@ class GnugoGameConfig:
         return f"GNU Go level {self.level}"
 
 
-class _OpeningGnugo(GtpAgent):
-    """GNU Go over GTP that plays the scripted moves (move number -> move) instead of its own."""
-
-    def __init__(self, command: list[str], opening: Mapping[int, int], name: str, timeout: float):
-        super().__init__(command, name=name, timeout=timeout)
-        self.opening = opening
-
-    def select_move(self, position: Position) -> int:
-        """The scripted move at this move number, else GNU Go's."""
-        scripted = self.opening.get(position.move_number)
-        return scripted if scripted is not None else super().select_move(position)
-
-
 def play_gnugo_game(config: GnugoGameConfig, index: int) -> GameRecord:
     """Game `index`: GNU Go against itself after a random opening, counted by Tromp-Taylor; the
     SGF record (RE is our area count; KM and RU Chinese set). GnugoGameError if it did not finish."""
@@ -76,10 +61,12 @@ def play_gnugo_game(config: GnugoGameConfig, index: int) -> GameRecord:
     opening = dict(enumerate(opening_moves(config.size, config.opening, rng, config.komi)))
     base = [*gnugo_command(config.level, config.size, config.komi, config.binary), *GNUGO_TROMP_TAYLOR,
             "--never-resign"]
-    with (_OpeningGnugo([*base, "--seed", str(seed_black)], opening, config.label, config.timeout) as black,
-          _OpeningGnugo([*base, "--seed", str(seed_white)], opening, config.label, config.timeout) as white):
+    with (GtpAgent([*base, "--seed", str(seed_black)], config.label, config.timeout) as black,
+          GtpAgent([*base, "--seed", str(seed_white)], config.label, config.timeout) as white):
+        # Each engine plays the scripted opening moves of its colour (told them by `observe`), then its own.
         # Index 0 of the match gives black to player A: colours do not alternate between games.
-        played = play_match_game(0, black, white, MatchConfig(config.size, config.komi, opening=0))
+        played = play_match_game(0, ScriptedOpening(black, opening), ScriptedOpening(white, opening),
+                                 MatchConfig(config.size, config.komi, opening=0))
     if not played.game.is_counted:
         raise GnugoGameError(f"GNU Go level {config.level} did not finish game {index} "
                              f"({played.game.reason}: {played.game.detail or played.game.result})")

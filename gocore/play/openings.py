@@ -1,6 +1,7 @@
 """Random openings: the moves played before the players take over, so that games differ.
 
-Two users: GNU Go's expert games (`gnugo_games`: every game its own opening) and evaluation matches
+Two users: GNU Go's expert games (`gnugo_games`: every game its own opening, which `ScriptedOpening` plays
+for each engine) and evaluation matches
 (`match.play_match`: games 2i and 2i + 1 share opening i, played once with each colour, so a
 deterministic player still meets many positions and no opening favours either side of the match).
 An opening is a list of moves on points off the first two lines (`opening_moves`), drawn by the

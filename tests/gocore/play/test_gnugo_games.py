@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from gocore.play.gnugo_games import GnugoGameConfig, _OpeningGnugo, play_gnugo_game
+from gocore.play.gnugo_games import GnugoGameConfig, play_gnugo_game
 from gocore.play.gtp_client import gnugo_command
 from gocore.play.match import GtpAgent, play_game
-from gocore.play.openings import opening_moves
+from gocore.play.openings import ScriptedOpening, opening_moves
 from gocore.rules import sgf, sgf_read
 from gocore.rules.board import Position
 
@@ -54,7 +54,8 @@ def test_a_game_keeps_its_opening_and_its_result_is_our_count(gnugo_path: str) -
 
 def test_gnugo_is_told_the_scripted_moves_of_its_own_colour(gnugo_path: str) -> None:
     command = gnugo_command(0, 7, path=gnugo_path)
-    with _OpeningGnugo(command, {0: 24, 2: 10}, "scripted", 30) as black, GtpAgent(command) as white:
+    with GtpAgent(command, "scripted", 30) as engine, GtpAgent(command) as white:
+        black = ScriptedOpening(engine, {0: 24, 2: 10})
         game = play_game(black, white, size=7, max_moves=4)
         assert [move for _, move in game.moves][0::2] == [24, 10]
         engine = black._engine()  # the engine's own board: its scripted stones and GNU Go's own
