@@ -1,12 +1,12 @@
-"""CPU inference per convolution path, side by side: torch's default (oneDNN), oneDNN off, channels_last.
+"""CPU inference per convolution path, side by side: torch's default (oneDNN), oneDNN off, channels_last, bf16.
 
     python -m benchmarks.conv_paths [--threads 1] [--rounds 5] [--batch 64]
 
 For the `tiny` and `small` DualNets on 9x9 and the `small` one on 19x19 (untrained, agz17), times
 `NetEvaluator.evaluate` (encoding, legal masks, forward, softmax: what self-play, matches and
 analysis call) on the same 64 positions from random games, on each path of
-`gocore.nn.conv_paths`, in rounds that rotate the order of the paths; each path keeps its best
-round. It also prints what `conv_paths.measure_paths` (the start-up measurement behind
+`gocore.nn.conv_paths` this CPU may choose (`candidate_paths`: ``bf16`` only where the CPU does
+bf16 natively), in rounds that rotate the order of the paths; each path keeps its best round. It also prints what `conv_paths.measure_paths` (the start-up measurement behind
 `tasks.app.models.conv_path_for`) finds and so would choose. The last line is
 ``conv_paths: best_vs_default=<ratio> (small 9x9)``: which path wins depends on the CPU (`lscpu`).
 """
@@ -57,16 +57,15 @@ def path_rates(name: str, size: int, batch: int, rounds: int) -> dict[str, float
     """Positions/s of `NetEvaluator.evaluate` per path (best round), the same weights on each."""
     torch.manual_seed(0)
     net = build_net(preset(name, size, 17, encoder="agz17"))
-    evaluators = {}
-    for path in conv_paths.CONV_PATHS:
+    evaluators, paths = {}, conv_paths.candidate_paths()
+    for path in paths:
         copy = build_net(net.config)
         copy.load_state_dict(net.state_dict())
         evaluators[path] = NetEvaluator(copy, device="cpu", conv_path=path)
     positions = random_positions(size, batch)
-    best = dict.fromkeys(conv_paths.CONV_PATHS, 0.0)
+    best = dict.fromkeys(paths, 0.0)
     for index in range(rounds + 1):
-        order = conv_paths.CONV_PATHS[index % 3:] + conv_paths.CONV_PATHS[:index % 3]
-        for path in order:
+        for path in paths[index % len(paths):] + paths[:index % len(paths)]:
             started = time.perf_counter()
             evaluators[path].evaluate(positions)
             if index:  # round 0 warms every path up

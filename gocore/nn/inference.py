@@ -179,9 +179,10 @@ class NetEvaluator:
         """(logits (B, N*N+1), values (B,), ownership (B, N*N) or None, score (B,) points or None)
         for planes in one symmetry frame; ownership and score only with `aux`."""
         batch = torch.from_numpy(np.ascontiguousarray(planes)).to(self.device).float()  # (B, C, N, N)
-        batch = conv_paths.prepare_input(batch, self.conv_path)
+        path = conv_paths.for_batch(self.conv_path, len(planes))
+        batch = conv_paths.prepare_input(batch, path)
         logits = values = None
-        with autocast_context(self.device), conv_paths.conv_context(self.conv_path):
+        with autocast_context(self.device), conv_paths.conv_context(path):
             if aux:  # a DualNet with aux heads, alone (has_ownership)
                 out = self.policy_net(batch, aux=True)
                 ownership = ownership_from_logits(out.ownership.float()).cpu().numpy()

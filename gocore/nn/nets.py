@@ -13,8 +13,9 @@ N*N inputs, as in both papers.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -215,6 +216,18 @@ class ValueHead(nn.Module):
         return torch.tanh(y) if self.bounded else y
 
 
+@contextlib.contextmanager
+def _heads_in_float32(trunk: torch.Tensor) -> Iterator[torch.Tensor]:
+    """The trunk's output for the heads: under CPU bf16 autocast (`conv_paths`' bf16 path, training's
+    `cpu_bf16`) the heads run in float32 on it, autocast off. Their small value head (one filter,
+    then two dense layers) learned nothing in bf16 (docs/benchmarks.md, CPU bf16) and costs little."""
+    if not torch.is_autocast_enabled("cpu"):
+        yield trunk
+        return
+    with torch.autocast("cpu", enabled=False):
+        yield trunk.float()
+
+
 class DualNet(GoNet):
     """AlphaGo Zero: a residual trunk shared by a policy head and a value head.
 
@@ -248,12 +261,13 @@ class DualNet(GoNet):
         `aux`, a `DualOutput` (its ownership and score None if the net has no such heads)."""
         self.check_planes(planes)
         x = self.blocks(self.stem(planes))  # (B, F, N, N)
-        policy, value = self.policy_head(x), self.value_head(x)  # (B, N*N+1), (B,)
-        if not aux:
-            return policy, value
-        if self.ownership_head is None or self.score_head is None:
-            return DualOutput(policy, value, None, None)
-        return DualOutput(policy, value, self.ownership_head(x), self.score_head(x))  # + (B, N*N), (B,)
+        with _heads_in_float32(x) as x:
+            policy, value = self.policy_head(x), self.value_head(x)  # (B, N*N+1), (B,)
+            if not aux:
+                return policy, value
+            if self.ownership_head is None or self.score_head is None:
+                return DualOutput(policy, value, None, None)
+            return DualOutput(policy, value, self.ownership_head(x), self.score_head(x))  # + (B, N*N), (B,)
 
 
 # ---------------------------------------------------------------- AlphaGo (2016)

@@ -43,7 +43,7 @@ def test_the_second_start_reads_the_choice_instead_of_measuring(net, measured: l
     assert measured == ["dual"] and first in conv_paths.CONV_PATHS
     stored = json.loads(layout.conv_cache_path(tmp_path).read_text())
     assert stored[conv_paths.choice_key(net)]["path"] == first
-    assert set(stored[conv_paths.choice_key(net)]["rates"]) == set(conv_paths.CONV_PATHS)
+    assert set(stored[conv_paths.choice_key(net)]["rates"]) == set(conv_paths.candidate_paths())
     assert conv_path_for(net, tmp_path) == first and measured == ["dual"]  # a new start: a new store, same file
 
 
@@ -74,6 +74,7 @@ def test_a_corrupt_cache_file_is_ignored_and_rewritten(net, measured: list[str],
 def test_a_path_is_chosen_over_the_default_only_when_clearly_faster() -> None:
     assert conv_paths.fastest_path({"mkldnn": 100.0, "native": 104.0, "channels_last": 90.0}) == "mkldnn"
     assert conv_paths.fastest_path({"mkldnn": 100.0, "native": 140.0, "channels_last": 90.0}) == "native"
+    assert conv_paths.fastest_path({"mkldnn": 100.0, "native": 90.0, "channels_last": 110.0, "bf16": 260.0}) == "bf16"
 
 
 def test_every_path_gives_the_same_priors_and_values(net) -> None:
@@ -86,11 +87,50 @@ def test_every_path_gives_the_same_priors_and_values(net) -> None:
     results = {path: evaluator.evaluate(positions) for path, evaluator in evaluators.items()}
     base_priors, base_values = results[conv_paths.DEFAULT_PATH]
     for path, (priors, values) in results.items():
-        np.testing.assert_allclose(priors, base_priors, rtol=0, atol=1e-5, err_msg=path)
-        np.testing.assert_allclose(values, base_values, rtol=0, atol=1e-5, err_msg=path)
-    assert evaluators["channels_last"].policy_net.stem[0].weight.is_contiguous(memory_format=torch.channels_last)
+        tolerance = 3e-2 if path == "bf16" else 1e-5  # bfloat16 keeps 8 bits of mantissa (runs on any CPU, slowly)
+        np.testing.assert_allclose(priors, base_priors, rtol=0, atol=tolerance, err_msg=path)
+        np.testing.assert_allclose(values, base_values, rtol=0, atol=tolerance, err_msg=path)
+    assert not np.array_equal(results["bf16"][0], base_priors)  # bf16 really ran: not float32 bit for bit
+    for path in conv_paths.NHWC_PATHS:
+        assert evaluators[path].policy_net.stem[0].weight.is_contiguous(memory_format=torch.channels_last)
+
+
+def test_bf16_is_a_candidate_only_where_the_cpu_does_it_and_the_user_allows_it(monkeypatch: pytest.MonkeyPatch,
+                                                                                net) -> None:
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: True)
+    monkeypatch.delenv("GOZERO_CPU_BF16", raising=False)
+    assert conv_paths.candidate_paths() == conv_paths.CONV_PATHS
+    with_bf16 = conv_paths.choice_key(net)
+    monkeypatch.setenv("GOZERO_CPU_BF16", "0")
+    assert "bf16" not in conv_paths.candidate_paths()
+    assert conv_paths.choice_key(net) != with_bf16  # a choice made with bf16 on is not read with it off
+    monkeypatch.setenv("GOZERO_CPU_BF16", "1")
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: False)
+    assert conv_paths.candidate_paths() == ("mkldnn", "native", "channels_last")
+    assert set(conv_paths.measure_paths(net, batch=4, rounds=1)) == set(conv_paths.candidate_paths())
+
+
+def test_a_stored_bf16_choice_is_not_used_once_bf16_is_turned_off(monkeypatch: pytest.MonkeyPatch, net,
+                                                                   measured: list[str], tmp_path: Path) -> None:
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: True)
+    JsonChoiceStore(layout.conv_cache_path(tmp_path)).put(conv_paths.choice_key(net), "bf16", {"bf16": 2.0})
+    assert conv_path_for(net, tmp_path) == "bf16" and measured == []
+    monkeypatch.setenv("GOZERO_CPU_BF16", "0")
+    assert conv_path_for(net, tmp_path) != "bf16" and measured == ["dual"]
 
 
 def test_an_unknown_path_is_refused(net) -> None:
     with pytest.raises(ValueError, match="unknown conv path"):
         NetEvaluator(net, conv_path="winograd")
+
+
+def test_bf16_evaluates_one_position_in_float32_and_batches_in_bf16(net) -> None:
+    positions = [Position.initial(5)]
+    for move in (12, 6, 18, 8):
+        positions.append(positions[-1].play(move))
+    float32, bf16 = (NetEvaluator(net, conv_path=path) for path in ("channels_last", "bf16"))
+    for position in positions:  # one at a time (a match's search): float32's answer bit for bit
+        assert np.array_equal(bf16.evaluate([position])[0], float32.evaluate([position])[0])
+    assert not np.array_equal(bf16.evaluate(positions)[0], float32.evaluate(positions)[0])  # a batch: bf16
+    assert conv_paths.for_batch("bf16", 1) == "channels_last" and conv_paths.for_batch("bf16", 2) == "bf16"
+    assert conv_paths.for_batch("native", 1) == "native"
