@@ -137,6 +137,17 @@ def window_generations(settings: LoopSettings, rows: dict[int, int], generation:
     return sorted(chosen)
 
 
+def candidate_config(settings: LoopSettings, generation: int, steps: int, device: str = "auto") -> TrainConfig:
+    """How generation `generation`'s candidate trains: `steps` updates at the loop's batch size and lr,
+    seeded by the generation, with the loop's value mix, loader and precision."""
+    return TrainConfig(steps=steps, batch_size=settings.batch_size, lr=settings.lr, lr_steps=(),
+                       lr_schedule="cosine" if settings.lr_schedule == "cosine" else "steps",
+                       checkpoint_every=max(1, steps // 4), val_every=steps, val_batches=8,
+                       log_every=max(1, steps // 10), device=device, seed=settings.seed + generation,
+                       objective="dual", loader_workers=settings.loader_workers, value_mix=settings.value_mix,
+                       cpu_bf16=settings.cpu_bf16)
+
+
 @task(cache_policy=NO_CACHE, tags=[GPU_TAG])
 def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, data_dir: str,
                     device: str = "auto") -> dict[str, Any]:
@@ -151,11 +162,7 @@ def train_candidate(settings: LoopSettings, generation: int, start: ModelRef, da
         dataset_facts(layout.dataset_dir(data, settings.expert)), expert_share_at(settings, generation))
     own_rows = settings.batch_size - (0 if expert is None else expert.rows_per_batch(settings.batch_size))
     steps = training_steps(new_rows, window.rows, own_rows, settings.replay)  # self-play rows sampled as without
-    config = TrainConfig(steps=steps, batch_size=settings.batch_size, lr=settings.lr, lr_steps=(),
-                         lr_schedule="cosine" if settings.lr_schedule == "cosine" else "steps",
-                         checkpoint_every=max(1, steps // 4), val_every=steps, val_batches=8,
-                         log_every=max(1, steps // 10), device=device, seed=settings.seed + generation,
-                         objective="dual", loader_workers=settings.loader_workers, value_mix=settings.value_mix)
+    config = candidate_config(settings, generation, steps, device)
     if (found := loop_version(settings, data, generation)) is not None:
         return {"candidate": found.version, "steps": steps, "window_rows": window.rows,
                 "window": window.name, "metrics": {}, "resumed": True}

@@ -29,6 +29,7 @@ weights as an uninterrupted one on deterministic hardware (CPU).
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import math
@@ -41,6 +42,7 @@ import numpy as np
 import torch
 
 from gocore.errors import GozeroError
+from gocore.nn import conv_paths
 from gocore.nn.batch_device import batch_tensors
 from gocore.nn.device import autocast_context, choose_device
 from gocore.nn.losses import has_aux_heads, loss_terms
@@ -85,6 +87,7 @@ class TrainConfig:
     log_every: int = 50  # steps between training-metric reports (and at the last step)
     loader_workers: int = 0  # 0 numpy symmetry; 1 uint8 batches, symmetry on the device; n >= 2 n decoding processes
     value_mix: float = 0.0  # self-play value target (1 - m) * z + m * q, q the root's searched value (KataGo); 0: z
+    cpu_bf16: bool = False  # on a CPU that does bf16 natively (AMX, AVX512-BF16): bf16 autocast, NHWC weights (`cpu_bf16`)
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
@@ -103,13 +106,15 @@ class TrainConfig:
             raise TrainError("; ".join(problems))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of every field (lr_schedule and value_mix only when not the default:
+        """Plain JSON-ready dict of every field (lr_schedule, value_mix and cpu_bf16 only when not the default:
         the configs of runs made before they existed, and their run keys, stay as they were)."""
         data = {**dataclasses.asdict(self), "lr_steps": list(self.lr_steps)}
         if self.lr_schedule == "steps":
             del data["lr_schedule"]
         if self.value_mix == 0:
             del data["value_mix"]
+        if not self.cpu_bf16:
+            del data["cpu_bf16"]
         return data
 
     @classmethod
@@ -318,6 +323,9 @@ def train(net: GoNet, stream_factory: StreamFactory, config: TrainConfig, *,
     device = choose_device(config.device)
     torch.manual_seed(config.seed)
     net.to(device).train()
+    bf16 = uses_cpu_bf16(config, device)
+    if bf16:  # NHWC weights: oneDNN's bf16 convolutions run fastest on them (benchmarks/cpu_bf16.py)
+        net.to(memory_format=torch.channels_last)
     optimizer = make_optimizer(net, config)
     start = _resume(net, optimizer, resume, config) if resume is not None else 0
     model = torch.compile(net) if config.compile else net
@@ -329,10 +337,23 @@ def train(net: GoNet, stream_factory: StreamFactory, config: TrainConfig, *,
             run.after_step(step, stream_factory, save_checkpoint)
     finally:
         batches.close()
+        if bf16:
+            net.to(memory_format=torch.contiguous_format)
     seconds = time.perf_counter() - started
     return TrainResult(step=config.steps, start_step=start, seed=config.seed, device=str(device),
                        metrics=run.last_metrics, val_metrics=run.last_val,
                        samples_per_s=run.samples / max(run.train_seconds, 1e-9), seconds=seconds)
+
+
+def uses_cpu_bf16(config: TrainConfig, device: torch.device) -> bool:
+    """Does this run train in CPU bf16: asked for (`cpu_bf16`), on the CPU, and the CPU does bf16
+    natively (`conv_paths.bf16_native`; elsewhere the same config trains in float32)."""
+    return config.cpu_bf16 and device.type == "cpu" and conv_paths.bf16_native()
+
+
+def _autocast(device: torch.device, cpu_bf16: bool) -> contextlib.AbstractContextManager[Any]:
+    """The forward pass's autocast: bf16 on a bf16 GPU (`autocast_context`), or on the CPU with `cpu_bf16`."""
+    return torch.autocast("cpu", dtype=torch.bfloat16) if cpu_bf16 else autocast_context(device)
 
 
 class _Run:
@@ -346,6 +367,7 @@ class _Run:
         self.last_metrics: dict[str, float] = {}
         self.last_val: dict[str, float] = {}
         self.samples, self.train_seconds = 0, 0.0
+        self.cpu_bf16 = uses_cpu_bf16(config, device)
 
     def step(self, step: int, batches: Iterator[BatchLike]) -> None:
         """One update on the next batch."""
@@ -357,10 +379,12 @@ class _Run:
             raise TrainError(f"the stream yields batches of {len(batch.move)} rows, "
                              f"the config says {self.config.batch_size}")
         tensors = batch_tensors(batch, self.device)
+        if self.cpu_bf16:
+            tensors["planes"] = tensors["planes"].contiguous(memory_format=torch.channels_last)
         wait = time.perf_counter() - begun
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(self.config, step)
-        with autocast_context(self.device):
+        with _autocast(self.device, self.cpu_bf16):
             terms = loss_terms(self.model, self.family, tensors, has_aux_heads(self.net))
         loss = objective_loss(terms, self.config)
         self.optimizer.zero_grad(set_to_none=True)

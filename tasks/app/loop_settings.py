@@ -25,7 +25,7 @@ LR_SCHEDULES = ("constant", "cosine")
 TRAIN_FROM = ("champion", "latest")
 OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
                                      "pass_when_settled": False, "loader_workers": 0, "train_from": "champion",
-                                     "value_mix": 0.0, "reanalyse": 0}
+                                     "value_mix": 0.0, "reanalyse": 0, "cpu_bf16": False}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
 unchanged); `expert_share` is recorded with `expert` only, its schedule only when set,
 `reanalyse_expert` only with both `reanalyse` and `expert`."""
@@ -139,6 +139,11 @@ class LoopSettings:
     """Training batches: 0 decoded in-process (numpy symmetry); 1 raw uint8 batches with the symmetry and
     float32 on the device (for a GPU); n >= 2 decoded by n processes (TrainConfig.loader_workers). The
     same batches either way, so a rerun may change it."""
+    cpu_bf16: bool = False
+    """Training on a CPU that does bf16 natively (AMX, AVX512-BF16): bf16 autocast with NHWC weights,
+    about 2.5x the samples per CPU-second of float32 (TrainConfig.cpu_bf16; float32 on other CPUs and
+    on a GPU, which trains in bf16 anyway). Self-play's precision is the conv path's choice. A rerun may
+    change it."""
 
     def __post_init__(self) -> None:
         if self.gate not in GATES:
@@ -257,5 +262,5 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     return options
 
 
-RESUMABLE = frozenset({"generations", "loader_workers", "train_from", "value_mix"})
+RESUMABLE = frozenset({"generations", "loader_workers", "train_from", "value_mix", "cpu_bf16"})
 """Settings a rerun of a loop may change (train_from: only how the next candidates start)."""

@@ -19,7 +19,8 @@ from gocore.nn.training import TrainConfig
 from storage.gnugo_source import parse_gnugo_source
 from tasks.app.loop_settings import LoopSettings
 
-RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "anchor_every", "train_from", "value_mix"})
+RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "anchor_every", "train_from", "value_mix",
+                       "cpu_bf16"})
 """Settings a rerun may change: a recipe can be continued later with a larger budget."""
 MEASURING_STEPS = frozenset({"anchors", "ladder"})
 """Steps that only measure strength: not counted in the budget (reported beside it)."""
@@ -97,6 +98,9 @@ class StrongSettings:
     """Rate the champion against the anchors after every k-th generation (when it is new since the
     last rating): with the gate off every generation promotes, and 40 games against GNU Go level 10
     cost about as much as a generation's self-play."""
+    cpu_bf16: bool = False
+    """Train the supervised net and every candidate in bf16 on a CPU that does it natively
+    (LoopSettings.cpu_bf16, TrainConfig.cpu_bf16); float32 elsewhere."""
     budget_cpu_hours: float = 4.0
     """No generation starts once expert games, training, self-play and gates have spent this much CPU."""
     seed: int = 0
@@ -126,7 +130,7 @@ class StrongSettings:
         return TrainConfig(objective="dual", steps=self.sl_steps, batch_size=self.sl_batch_size, lr=self.sl_lr,
                            lr_schedule="cosine", value_weight=self.sl_value_weight,
                            checkpoint_every=max(1, self.sl_steps // 8), val_every=max(1, self.sl_steps // 4),
-                           val_batches=40, log_every=50, seed=self.seed)
+                           val_batches=40, log_every=50, seed=self.seed, cpu_bf16=self.cpu_bf16)
 
     def loop_settings(self, warm_start: str) -> LoopSettings:
         """The zero loop that improves on the supervised net `warm_start`."""
@@ -139,11 +143,11 @@ class StrongSettings:
                             pass_when_settled=self.pass_when_settled, train_from=self.train_from,
                             value_mix=self.value_mix, expert_share_final=self.expert_share_final,
                             expert_share_generations=self.expert_share_generations,
-                            reanalyse=self.reanalyse, reanalyse_expert=self.reanalyse_expert)
+                            reanalyse=self.reanalyse, reanalyse_expert=self.reanalyse_expert, cpu_bf16=self.cpu_bf16)
 
     def record(self) -> dict[str, Any]:
-        """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled and
-        reanalysis only when on: runs recorded before them resume unchanged)."""
+        """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled,
+        reanalysis and cpu_bf16 only when on: runs recorded before them resume unchanged)."""
         record = {key: list(value) if isinstance(value, tuple) else value
                   for key, value in dataclasses.asdict(self).items()}
         if not self.pass_when_settled:
@@ -156,6 +160,8 @@ class StrongSettings:
             del record["expert_share_final"], record["expert_share_generations"]
         if not self.reanalyse:
             del record["reanalyse"], record["reanalyse_expert"]
+        if not self.cpu_bf16:
+            del record["cpu_bf16"]
         return record
 
 

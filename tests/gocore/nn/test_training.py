@@ -229,3 +229,52 @@ def test_resuming_with_a_different_config_is_refused(dataset: Path) -> None:
     assert (longer.start_step, longer.step) == (2, 3)
     with pytest.raises(TrainError, match="batches of 16"):
         train(tiny_net(), factory, dataclasses.replace(config, batch_size=8))
+
+
+def test_cpu_bf16_trains_in_bf16_only_where_the_cpu_does_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gocore.nn import conv_paths
+    from gocore.nn.training import uses_cpu_bf16
+
+    rng = np.random.default_rng(0)
+    planes = rng.integers(0, 2, (128, 17, SIZE, SIZE)).astype(np.float32)
+    pi = rng.dirichlet(np.ones(SIZE * SIZE + 1), 128).astype(np.float32)
+    value = np.sign(planes[:, 0].sum((1, 2)) - planes[:, 1].sum((1, 2))).astype(np.float32)
+    factory = lambda split, skip: InMemoryBatches(planes, pi.argmax(1), value, pi, batch_size=32,  # noqa: E731
+                                                  skip_batches=skip, epochs=None if split == "train" else 1)
+    config = dataclasses.replace(TINY, steps=12, batch_size=32, val_every=0, log_every=6)
+
+    def weights(cpu_bf16: bool) -> tuple[list[torch.Tensor], torch.nn.Module, dict[str, float]]:
+        torch.manual_seed(0)
+        net = tiny_net("dual")
+        result = train(net, factory, dataclasses.replace(config, cpu_bf16=cpu_bf16))
+        return [p.detach().clone() for p in net.parameters()], net, result.metrics
+
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: True)  # CPU bf16 autocast runs anywhere, emulated
+    plain, _, _ = weights(False)
+    bf16, net, metrics = weights(True)
+    assert np.isfinite(metrics["loss"])
+    assert any(not torch.equal(a, b) for a, b in zip(plain, bf16))  # the steps really ran in bf16
+    conv = next(m for m in net.modules() if isinstance(m, torch.nn.Conv2d)).weight
+    assert conv.is_contiguous()  # NHWC while training only: the saved weights load anywhere
+    assert uses_cpu_bf16(dataclasses.replace(config, cpu_bf16=True), torch.device("cpu"))
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: False)  # a CPU without it: float32, same weights
+    assert not uses_cpu_bf16(dataclasses.replace(config, cpu_bf16=True), torch.device("cpu"))
+    assert all(torch.equal(a, b) for a, b in zip(plain, weights(True)[0]))
+    assert "cpu_bf16" not in TrainConfig().to_dict()  # run keys of float32 runs are unchanged
+    asked = TrainConfig(cpu_bf16=True)
+    assert TrainConfig.from_dict(asked.to_dict()) == asked
+
+
+def test_cpu_bf16_is_a_setting_of_loops_and_recipes_that_reaches_their_training() -> None:
+    from tasks.app.loop_settings import RESUMABLE, LoopSettings, loop_record
+    from tasks.app.strong import StrongSettings
+    from tasks.zero import candidate_config
+
+    plain = LoopSettings(search="puct", aux_heads=False, playout_cap=False, forced_playouts=False)
+    assert "cpu_bf16" not in loop_record(plain) and not candidate_config(plain, 3, 100).cpu_bf16
+    asked = dataclasses.replace(plain, cpu_bf16=True)
+    assert loop_record(asked)["cpu_bf16"] is True and candidate_config(asked, 3, 100).cpu_bf16
+    assert "cpu_bf16" in RESUMABLE  # a rerun may turn it on or off
+    recipe = StrongSettings(cpu_bf16=True)
+    assert recipe.sl_config().cpu_bf16 and recipe.loop_settings("models:/x/1").cpu_bf16
+    assert "cpu_bf16" not in StrongSettings().record() and recipe.record()["cpu_bf16"] is True
