@@ -29,7 +29,6 @@ weights as an uninterrupted one on deterministic hardware (CPU).
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import dataclasses
 import math
@@ -42,7 +41,7 @@ import numpy as np
 import torch
 
 from gocore.errors import GozeroError
-from gocore.nn import conv_paths
+from gocore.nn import cpu_precision
 from gocore.nn.batch_device import batch_tensors
 from gocore.nn.device import autocast_context, choose_device
 from gocore.nn.losses import has_aux_heads, loss_terms
@@ -51,6 +50,8 @@ from gocore.nn.nets import GoNet
 OBJECTIVES = ("policy", "value", "dual")
 OPTIMIZERS = ("sgd", "adamw")
 LR_SCHEDULES = ("steps", "cosine")
+OPTIONAL_FIELDS = {"lr_schedule": "steps", "value_mix": 0.0, "cpu_bf16": False}  # in `to_dict` unless at these
+_ALWAYS = object()
 # Fields a resumed run may change: they do not alter the batches or the update of any step.
 RESUMABLE_CHANGES = ("steps", "checkpoint_every", "val_every", "val_batches", "log_every", "device", "compile",
                      "loader_workers")
@@ -87,7 +88,7 @@ class TrainConfig:
     log_every: int = 50  # steps between training-metric reports (and at the last step)
     loader_workers: int = 0  # 0 numpy symmetry; 1 uint8 batches, symmetry on the device; n >= 2 n decoding processes
     value_mix: float = 0.0  # self-play value target (1 - m) * z + m * q, q the root's searched value (KataGo); 0: z
-    cpu_bf16: bool = False  # on a CPU that does bf16 natively (AMX, AVX512-BF16): bf16 autocast, NHWC weights (`cpu_bf16`)
+    cpu_bf16: bool = False  # on a CPU that does bf16 natively (AMX, AVX512-BF16): bf16 autocast (`cpu_precision`)
 
     def __post_init__(self) -> None:
         problems = [message for is_bad, message in (
@@ -106,16 +107,10 @@ class TrainConfig:
             raise TrainError("; ".join(problems))
 
     def to_dict(self) -> dict[str, Any]:
-        """Plain JSON-ready dict of every field (lr_schedule, value_mix and cpu_bf16 only when not the default:
-        the configs of runs made before they existed, and their run keys, stay as they were)."""
+        """Plain JSON-ready dict of every field (`OPTIONAL_FIELDS` only when not at their default: the
+        configs of runs made before they existed, and their run keys, stay as they were)."""
         data = {**dataclasses.asdict(self), "lr_steps": list(self.lr_steps)}
-        if self.lr_schedule == "steps":
-            del data["lr_schedule"]
-        if self.value_mix == 0:
-            del data["value_mix"]
-        if not self.cpu_bf16:
-            del data["cpu_bf16"]
-        return data
+        return {key: value for key, value in data.items() if OPTIONAL_FIELDS.get(key, _ALWAYS) != value}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrainConfig:
@@ -323,9 +318,8 @@ def train(net: GoNet, stream_factory: StreamFactory, config: TrainConfig, *,
     device = choose_device(config.device)
     torch.manual_seed(config.seed)
     net.to(device).train()
-    bf16 = uses_cpu_bf16(config, device)
-    if bf16:  # NHWC weights: oneDNN's bf16 convolutions run fastest on them (benchmarks/cpu_bf16.py)
-        net.to(memory_format=torch.channels_last)
+    if bf16 := cpu_precision.wanted(config.cpu_bf16, device):
+        cpu_precision.layout(net, True)
     optimizer = make_optimizer(net, config)
     start = _resume(net, optimizer, resume, config) if resume is not None else 0
     model = torch.compile(net) if config.compile else net
@@ -338,22 +332,11 @@ def train(net: GoNet, stream_factory: StreamFactory, config: TrainConfig, *,
     finally:
         batches.close()
         if bf16:
-            net.to(memory_format=torch.contiguous_format)
+            cpu_precision.layout(net, False)
     seconds = time.perf_counter() - started
     return TrainResult(step=config.steps, start_step=start, seed=config.seed, device=str(device),
                        metrics=run.last_metrics, val_metrics=run.last_val,
                        samples_per_s=run.samples / max(run.train_seconds, 1e-9), seconds=seconds)
-
-
-def uses_cpu_bf16(config: TrainConfig, device: torch.device) -> bool:
-    """Does this run train in CPU bf16: asked for (`cpu_bf16`), on the CPU, and the CPU does bf16
-    natively (`conv_paths.bf16_native`; elsewhere the same config trains in float32)."""
-    return config.cpu_bf16 and device.type == "cpu" and conv_paths.bf16_native()
-
-
-def _autocast(device: torch.device, cpu_bf16: bool) -> contextlib.AbstractContextManager[Any]:
-    """The forward pass's autocast: bf16 on a bf16 GPU (`autocast_context`), or on the CPU with `cpu_bf16`."""
-    return torch.autocast("cpu", dtype=torch.bfloat16) if cpu_bf16 else autocast_context(device)
 
 
 class _Run:
@@ -367,7 +350,7 @@ class _Run:
         self.last_metrics: dict[str, float] = {}
         self.last_val: dict[str, float] = {}
         self.samples, self.train_seconds = 0, 0.0
-        self.cpu_bf16 = uses_cpu_bf16(config, device)
+        self.cpu_bf16 = cpu_precision.wanted(config.cpu_bf16, device)
 
     def step(self, step: int, batches: Iterator[BatchLike]) -> None:
         """One update on the next batch."""
@@ -379,12 +362,11 @@ class _Run:
             raise TrainError(f"the stream yields batches of {len(batch.move)} rows, "
                              f"the config says {self.config.batch_size}")
         tensors = batch_tensors(batch, self.device)
-        if self.cpu_bf16:
-            tensors["planes"] = tensors["planes"].contiguous(memory_format=torch.channels_last)
+        tensors["planes"] = cpu_precision.planes(tensors["planes"], self.cpu_bf16)
         wait = time.perf_counter() - begun
         for group in self.optimizer.param_groups:
             group["lr"] = learning_rate(self.config, step)
-        with _autocast(self.device, self.cpu_bf16):
+        with cpu_precision.autocast(self.device, self.cpu_bf16):
             terms = loss_terms(self.model, self.family, tensors, has_aux_heads(self.net))
         loss = objective_loss(terms, self.config)
         self.optimizer.zero_grad(set_to_none=True)

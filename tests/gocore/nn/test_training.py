@@ -233,7 +233,7 @@ def test_resuming_with_a_different_config_is_refused(dataset: Path) -> None:
 
 def test_cpu_bf16_trains_in_bf16_only_where_the_cpu_does_it(monkeypatch: pytest.MonkeyPatch) -> None:
     from gocore.nn import conv_paths
-    from gocore.nn.training import uses_cpu_bf16
+    from gocore.nn.cpu_precision import wanted
 
     rng = np.random.default_rng(0)
     planes = rng.integers(0, 2, (128, 17, SIZE, SIZE)).astype(np.float32)
@@ -256,9 +256,9 @@ def test_cpu_bf16_trains_in_bf16_only_where_the_cpu_does_it(monkeypatch: pytest.
     assert any(not torch.equal(a, b) for a, b in zip(plain, bf16))  # the steps really ran in bf16
     conv = next(m for m in net.modules() if isinstance(m, torch.nn.Conv2d)).weight
     assert conv.is_contiguous()  # NHWC while training only: the saved weights load anywhere
-    assert uses_cpu_bf16(dataclasses.replace(config, cpu_bf16=True), torch.device("cpu"))
+    assert wanted(True, torch.device("cpu")) and not wanted(False, torch.device("cpu"))
     monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: False)  # a CPU without it: float32, same weights
-    assert not uses_cpu_bf16(dataclasses.replace(config, cpu_bf16=True), torch.device("cpu"))
+    assert not wanted(True, torch.device("cpu"))
     assert all(torch.equal(a, b) for a, b in zip(plain, weights(True)[0]))
     assert "cpu_bf16" not in TrainConfig().to_dict()  # run keys of float32 runs are unchanged
     asked = TrainConfig(cpu_bf16=True)
