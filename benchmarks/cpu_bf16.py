@@ -58,6 +58,7 @@ from gocore.nn import conv_paths
 from gocore.nn.inference import NetEvaluator
 from gocore.play.match import MatchConfig, MatchGame, play_match
 from gocore.play.ratings import clustered_interval
+from gocore.rules import sgf
 from gocore.rules.board import Position
 from gocore.search import mcts
 from gocore.search.agents import AlphaZeroAgent
@@ -81,12 +82,7 @@ def selfplay_rate(net: torch.nn.Module, path: str, games: int, sims: int) -> tup
 
 def positions_of(games: Sequence[MatchGame], count: int) -> list[Position]:
     """Up to `count` positions replayed from the games' moves, spread evenly over them."""
-    positions = []
-    for game in games:
-        position = Position.initial(9)
-        for _, move in game.game.moves:
-            positions.append(position)
-            position = position.play(move)
+    positions = [position for game in games for position in sgf.replay(game.record())[:-1]]
     step = max(1, len(positions) // count)
     return positions[::step][:count]
 
@@ -175,11 +171,11 @@ def main() -> None:
         scores = [game.a_score for game, _, _ in games]
         interval = clustered_interval(scores, [game.opening for game, _, _ in games])
         cpu16, cpu32 = sum(row[1] for row in games), sum(row[2] for row in games)
+        moves = max(1, sum(len(game.game.moves) for game, _, _ in games) / 2)  # each side's
         print(f"match: bf16 at {sims16} sims against float32 at {args.match_sims}, {len(games)} games: "
               f"{sum(scores):g} points, {np.mean(scores):.1%} (95 % {interval.low:.1%}-{interval.high:.1%}, "
               f"clustered by {interval.clusters} openings); CPU s per move bf16 "
-              f"{cpu16 / max(1, sum(len(g.game.moves) for g, _, _ in games) / 2):.3f}, float32 "
-              f"{cpu32 / max(1, sum(len(g.game.moves) for g, _, _ in games) / 2):.3f}")
+              f"{cpu16 / moves:.3f}, float32 {cpu32 / moves:.3f}")
         close = agreement(net, positions_of([game for game, _, _ in games], 256))
         tail += f" match_score={np.mean(scores):.3f}"
     else:
