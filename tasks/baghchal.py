@@ -142,7 +142,7 @@ def train_config(settings: BaghchalLoopSettings, generation: int, steps: int, de
     return TrainConfig(objective="dual", steps=steps, batch_size=settings.batch_size, optimizer="adamw",
                        lr=settings.lr, lr_steps=(), lr_schedule="cosine", checkpoint_every=max(1, steps // 4),
                        val_every=steps, val_batches=8, log_every=max(1, steps // 10), device=device,
-                       seed=settings.seed * 1_000 + generation)
+                       seed=settings.seed * 1_000 + generation, cpu_bf16=settings.cpu_bf16)
 
 
 @task(cache_policy=NO_CACHE, tags=[GPU_TAG])

@@ -54,6 +54,7 @@ def loop(
     batch_size: Annotated[int | None, _loop_option("batch_size", min=1)] = None,
     replay: Annotated[float | None, _loop_option("replay", min=0.01)] = None,
     lr: Annotated[float | None, _loop_option("lr", min=1e-6)] = None,
+    cpu_bf16: Annotated[bool | None, _loop_option("cpu_bf16")] = None,
     window_generations: Annotated[int | None, _loop_option("window_generations", min=1)] = None,
     seed: Annotated[int | None, _loop_option("seed")] = None,
     workers: Annotated[int | None, typer.Option(min=1, help="processes for self-play and games (default: cores)")] = None,

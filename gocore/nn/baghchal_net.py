@@ -10,7 +10,9 @@ the 10-20 given for small boards), ``cpu`` a size that trains and plays on two C
 
 Evaluators follow `gocore.nn.inference.Evaluator`: priors (B, 217) over the legal actions,
 values (B,) from the side to move's view. `BaghchalNetEvaluator` runs a net (optionally averaged
-over the 8 symmetries); `UniformBaghchalEvaluator` is search by visits alone.
+over the 8 symmetries) on a CPU convolution path as Go's `NetEvaluator` does (`gocore.nn.conv_paths`:
+on a CPU with native bf16 the `cpu` net's lockstep batches of 64 ran 13,500 positions/s in bf16 against
+3,600 in float32); `UniformBaghchalEvaluator` is search by visits alone.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 import torch
 
+from gocore.nn import conv_paths
 from gocore.nn.baghchal_planes import ENCODER, NUM_PLANES, States, encode_states, symmetric_states
 from gocore.nn.device import choose_device
 from gocore.nn.inference import masked_softmax
@@ -70,13 +73,17 @@ class UniformBaghchalEvaluator:
 
 class BaghchalNetEvaluator:
     """Priors and values from a Baghchal dual net, on `device`, optionally averaged over the 8
-    symmetries (the planes moved by k, the logits moved back by k's inverse)."""
+    symmetries (the planes moved by k, the logits moved back by k's inverse). conv_path: the CPU
+    convolution path (`conv_paths.CONV_PATHS`; `tasks.app.models.conv_path_for` keeps this machine's
+    fastest in the data dir); ignored off the CPU."""
 
-    def __init__(self, net: DualNet, device: str = "cpu", average_symmetries: bool = False):
+    def __init__(self, net: DualNet, device: str = "cpu", average_symmetries: bool = False,
+                 conv_path: str = conv_paths.DEFAULT_PATH):
         if net.config.game != "baghchal":
             raise ValueError(f"this is a {net.config.game} net, not a Baghchal one")
         self.device = choose_device(device)
-        self.net = net.to(self.device).eval()
+        self.conv_path = conv_path if self.device.type == "cpu" else conv_paths.DEFAULT_PATH
+        self.net = conv_paths.prepare_net(net.to(self.device).eval(), self.conv_path)
         self.average_symmetries = average_symmetries
 
     def evaluate(self, positions: Sequence[Position]) -> tuple[np.ndarray, np.ndarray]:
@@ -94,5 +101,8 @@ class BaghchalNetEvaluator:
     @torch.inference_mode()
     def forward(self, planes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(logits (B, A), values (B,)) of (B, 5, 5, 5) float32 planes."""
-        logits, values = self.net(torch.from_numpy(planes).to(self.device))
+        path = conv_paths.for_batch(self.conv_path, len(planes))
+        batch = conv_paths.prepare_input(torch.from_numpy(planes).to(self.device), path)
+        with conv_paths.conv_context(path):
+            logits, values = self.net(batch)
         return logits.float().cpu().numpy(), values.float().cpu().numpy()

@@ -7,7 +7,8 @@ an Intel Xeon (AVX-512) gave 2,917 with the default. So `choose_conv_path` times
 copy of the net at start-up, once per (CPU model, torch version, net shape, threads), and keeps
 the answer in a `ChoiceStore`: the data dir's JSON file (`storage.conv_cache`; the tasks layer's
 `tasks.app.models.conv_path_for` passes it), or a `MemoryStore` for one process. A `NetEvaluator`
-takes the path it is given (`conv_path`); off the CPU every path is torch's default.
+(Go) or `BaghchalNetEvaluator` takes the path it is given (`conv_path`); off the CPU every path is
+torch's default.
 
 The float32 paths compute the same function: outputs agree to float32 rounding (not bit for bit, so
 a seed replays the same games only on one path, which the cache keeps fixed per machine). The
@@ -98,10 +99,11 @@ def candidate_paths() -> tuple[str, ...]:
 
 
 def choice_key(net: torch.nn.Module) -> str:
-    """What a choice depends on: CPU model, torch version, net shape, torch threads and the
-    candidate paths (a choice made among fewer is measured again)."""
+    """What a choice depends on: CPU model, torch version, net shape (and game, Baghchal's named),
+    torch threads and the candidate paths (a choice made among fewer is measured again)."""
     config = net.config
-    shape = (f"{config.family} b{config.blocks}c{config.filters}v{config.value_hidden}{' aux' * config.aux_heads} "
+    game = "" if config.game == "go" else f"{config.game} "  # Go's keys as before: caches stay valid
+    shape = (f"{game}{config.family} b{config.blocks}c{config.filters}v{config.value_hidden}{' aux' * config.aux_heads} "
              f"{config.board_size}x{config.board_size}x{config.in_planes}")
     return (f"{cpu_model()} | torch {torch.__version__} | {shape} | {torch.get_num_threads()} threads"
             f" | {','.join(candidate_paths())}")

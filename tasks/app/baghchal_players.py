@@ -70,7 +70,7 @@ def make_player(spec: str, sims: int = 64, seed: int | None = None, data_dir: st
 def load_evaluator(spec: str, data_dir: str | Path | None = None, device: str = "cpu") -> tuple[Any, str]:
     """(evaluator, label) of ``uniform`` or a Baghchal model URI or directory."""
     from gocore.nn.baghchal_net import BaghchalNetEvaluator, UniformBaghchalEvaluator
-    from tasks.app.models import ModelError, load_model
+    from tasks.app.models import ModelError, conv_path_for, load_model
 
     if spec == "uniform":
         return UniformBaghchalEvaluator(), "uniform"
@@ -80,7 +80,8 @@ def load_evaluator(spec: str, data_dir: str | Path | None = None, device: str = 
         raise PlayerSpecError(f"{spec!r} is not random, uniform, human, library[-slow]:<depth> or a model: {error}") from None
     if loaded.net.config.game != "baghchal":
         raise PlayerSpecError(f"{spec} is a {loaded.net.config.game} net, not a Baghchal one")
-    return BaghchalNetEvaluator(loaded.net, device=device), loaded.version
+    conv_path = conv_path_for(loaded.net, data_dir, device)  # measured once per data dir and machine
+    return BaghchalNetEvaluator(loaded.net, device=device, conv_path=conv_path), loaded.version
 
 
 def player_label(spec: str, data_dir: str | Path | None = None) -> str:

@@ -62,6 +62,10 @@ class BaghchalLoopSettings:
     at most 2 passes over the window (`training_steps`)."""
     lr: float = 0.002
     """Learning rate (AdamW, cosine decay within a generation)."""
+    cpu_bf16: bool = False
+    """Training on a CPU that does bf16 natively (AMX, AVX512-BF16): bf16 autocast with NHWC weights, the
+    heads in float32 (TrainConfig.cpu_bf16; float32 elsewhere). Self-play's precision is the conv path's
+    choice. A rerun may change it."""
     gate: str = "fixed"
     """fixed (the candidate scores at least `gate_threshold` of the gate games, draws half), sprt (a
     draw-aware SPRT, elo0 0 against elo1 35, alpha = beta = 0.05, checked after every 16 games: it
@@ -117,10 +121,10 @@ class BaghchalLoopSettings:
         return BaghchalRules(self.captures_to_win, self.repetition, self.max_plies)
 
 
-BAGHCHAL_RESUMABLE = frozenset({"generations", "budget_cpu_hours"})
+BAGHCHAL_RESUMABLE = frozenset({"generations", "budget_cpu_hours", "cpu_bf16"})
 """Settings a rerun of a Baghchal loop may change."""
 ADDED_LATER: dict[str, Any] = {"temperature_plies": 20, "full_search_prob": 1.0, "fast_sims": None,
-                               "budget_cpu_hours": None}
+                               "budget_cpu_hours": None, "cpu_bf16": False}
 """What a loop begun before these settings existed ran with (its loop.json lacks them)."""
 
 

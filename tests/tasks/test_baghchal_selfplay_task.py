@@ -1,5 +1,6 @@
 """The Baghchal loop's self-play knobs reach its games: the playout cap keeps a row only for a fully
-searched move, and `temperature_plies` samples the opening by visits and then plays the most visited."""
+searched move, and `temperature_plies` samples the opening by visits and then plays the most visited;
+`cpu_bf16` reaches its training."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import numpy as np
 from gocore.nn.baghchal_net import UniformBaghchalEvaluator
 from gocore.search.baghchal_selfplay import play_games
 from tasks.app.baghchal_settings import BaghchalLoopSettings
-from tasks.baghchal import play_batch, selfplay_config
+from tasks.baghchal import play_batch, selfplay_config, train_config
 
 
 def settings(**changes) -> BaghchalLoopSettings:
@@ -35,3 +36,11 @@ def test_temperature_plies_sample_the_opening_then_the_most_visited_is_played():
     assert any(opening), "no opening move was sampled away from the most visited"
     assert all(later) and len(later) > 40
     assert np.isclose(games[0].pis[5].sum(), 1.0)
+
+
+def test_cpu_bf16_reaches_training_and_a_rerun_may_change_it():
+    from tasks.app.baghchal_settings import ADDED_LATER, BAGHCHAL_RESUMABLE
+
+    assert not train_config(settings(), 3, 100, "cpu").cpu_bf16
+    assert train_config(settings(cpu_bf16=True), 3, 100, "cpu").cpu_bf16
+    assert "cpu_bf16" in BAGHCHAL_RESUMABLE and ADDED_LATER["cpu_bf16"] is False  # older loops trained in float32

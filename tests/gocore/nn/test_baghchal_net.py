@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+from gocore.nn import conv_paths
 from gocore.nn.baghchal_net import (
     BaghchalNetEvaluator,
     UniformBaghchalEvaluator,
@@ -21,6 +24,10 @@ from gocore.rules.baghchal.geometry import NUM_ACTIONS
 from gocore.rules.baghchal.notation import position_from_text, read_record
 from gocore.rules.baghchal.position import GOAT, TIGER, Position
 from gocore.search.rows import symmetric_policies
+from storage import layout
+from storage.checkpoints import save_model
+from storage.conv_cache import JsonChoiceStore
+from tasks.app.baghchal_players import load_evaluator
 
 
 def test_the_five_planes_say_tigers_goats_side_phase_and_goats_in_hand() -> None:
@@ -128,3 +135,46 @@ def test_priors_are_zero_off_the_legal_actions_and_sum_to_one() -> None:
         priors, values = evaluator.evaluate(positions)
         legal = np.stack([p.legal_moves() for p in positions])
         assert np.allclose(priors.sum(axis=1), 1) and (priors[~legal] == 0).all() and values.shape == (8,)
+
+
+def test_every_conv_path_gives_the_float32_priors_and_values_bf16_to_its_rounding() -> None:
+    torch.manual_seed(2)
+    weights = build(net_config("tiny")).state_dict()
+    positions = _positions(8, 3)
+    evaluators = {}
+    for path in conv_paths.CONV_PATHS:
+        net = build(net_config("tiny"))
+        net.load_state_dict(weights)
+        evaluators[path] = BaghchalNetEvaluator(net, conv_path=path)
+    results = {path: evaluator.evaluate(positions) for path, evaluator in evaluators.items()}
+    base_priors, base_values = results[conv_paths.DEFAULT_PATH]
+    for path, (priors, values) in results.items():
+        tolerance = 3e-2 if path == "bf16" else 1e-5  # bfloat16 keeps 8 bits of mantissa (runs on any CPU, slowly)
+        np.testing.assert_allclose(priors, base_priors, rtol=0, atol=tolerance, err_msg=path)
+        np.testing.assert_allclose(values, base_values, rtol=0, atol=tolerance, err_msg=path)
+    assert not np.array_equal(results["bf16"][0], base_priors)  # a batch of 8 really ran in bf16
+    bf16_one, float32_one = (evaluators[path].evaluate(positions[:1]) for path in ("bf16", "channels_last"))
+    assert np.array_equal(bf16_one[0], float32_one[0])  # one position: bf16's float32 twin, bit for bit
+    for path in conv_paths.NHWC_PATHS:
+        assert evaluators[path].net.stem[0].weight.is_contiguous(memory_format=torch.channels_last)
+    with pytest.raises(ValueError, match="unknown conv path"):
+        BaghchalNetEvaluator(build(net_config("tiny")), conv_path="winograd")
+
+
+def test_a_baghchal_net_keeps_its_own_conv_path_choice_in_the_data_dir(tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    net = build(net_config("tiny"))
+    same_shape_go = build_net(NetConfig(board_size=5, in_planes=5, family="dual", blocks=1, filters=16,
+                                        value_hidden=32))
+    assert "baghchal" in conv_paths.choice_key(net) and "baghchal" not in conv_paths.choice_key(same_shape_go)
+    model = save_model(tmp_path / "net", net, net.config.to_dict())
+    JsonChoiceStore(layout.conv_cache_path(tmp_path)).put(conv_paths.choice_key(net), "native", {"native": 2.0})
+    monkeypatch.setattr(conv_paths, "measure_paths", lambda *args, **kwargs: pytest.fail("measured again"))
+    evaluator, _ = load_evaluator(str(model), tmp_path)
+    assert evaluator.conv_path == "native"  # the stored choice, not measured again
+    monkeypatch.undo()
+    (tmp_path / "fresh").mkdir()
+    evaluator, _ = load_evaluator(str(model), tmp_path / "fresh")  # a new data dir measures and keeps its choice
+    assert evaluator.conv_path in conv_paths.candidate_paths()
+    stored = JsonChoiceStore(layout.conv_cache_path(tmp_path / "fresh")).get(conv_paths.choice_key(net))
+    assert stored == evaluator.conv_path
