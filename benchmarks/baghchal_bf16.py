@@ -20,8 +20,8 @@ strength), in one process and one torch thread:
    `conv_paths.for_batch`): bf16's score (a draw is half a point) with its 95 % interval clustered
    by opening, and the CPU seconds a ply of each side;
 4. with ``--train STEPS --loop NAME``: the net trained from its weights for STEPS steps on the rows
-   of the last 4 generations of loop NAME in ``--data-dir`` (the loop's own `train_config`: AdamW,
-   batch 128, cosine decay), once in float32 and once with ``cpu_bf16`` (`TrainConfig.cpu_bf16`),
+   of the last 4 generations of loop NAME in ``--data-dir`` (the loop's own `train_config` on its
+   recorded settings: AdamW, its batch size and lr, cosine decay), once in float32 and once with ``cpu_bf16`` (`TrainConfig.cpu_bf16`),
    same seed and batches: rows per CPU-second of each, the ratio, and both nets' final training loss
    and validation policy loss and value MSE.
 
@@ -72,7 +72,7 @@ from gocore.rules.baghchal.position import Position
 from gocore.search.baghchal_agents import ZeroAgent
 from gocore.search.baghchal_selfplay import MATCH, SELFPLAY, BaghchalSelfPlayConfig, PlayedGame, play_games
 from storage import baghchal as files
-from storage import layout
+from storage import layout, loops
 from tasks.app.baghchal_settings import BaghchalLoopSettings
 from tasks.app.models import load_net
 
@@ -154,7 +154,9 @@ def train_both(net: torch.nn.Module, args: argparse.Namespace) -> dict[str, dict
     if not window:
         raise SystemExit(f"loop {args.loop!r} in {data} has no finished self-play batches")
     columns = files.read_rows(data, args.loop, window)
-    settings = BaghchalLoopSettings(loop=args.loop)
+    recorded = loops.read_settings(data, args.loop) or {}  # the loop's batch size, lr, seed
+    settings = BaghchalLoopSettings(**{key: value for key, value in recorded.items()
+                                       if key in {field.name for field in dataclasses.fields(BaghchalLoopSettings)}})
     print(f"training: {len(columns['z']):,} rows of generations {window[0]}-{window[-1]}, {args.train} steps of "
           f"{settings.batch_size} each way", flush=True)
     results = {}
@@ -207,7 +209,7 @@ def main() -> None:
         scores = [game.a_score for game, _, _ in games]
         interval = clustered_interval(scores, [game.opening for game, _, _ in games])
         cpu16, cpu32 = sum(row[1] for row in games), sum(row[2] for row in games)
-        plies = max(1, sum(len(game.game.actions) for game, _, _ in games) / 2)  # each side's
+        plies = max(1, sum(len(game.game.actions) - len(game.opening) for game, _, _ in games) / 2)  # searched, a side
         draws = sum(score == 0.5 for score in scores)
         print(f"match: bf16 at {sims16} sims against float32 at {args.match_sims}, {len(games)} games "
               f"({draws} drawn): {sum(scores):g} points, {np.mean(scores):.1%} (95 % {interval.low:.1%}-"

@@ -52,9 +52,9 @@ OPTIMIZERS = ("sgd", "adamw")
 LR_SCHEDULES = ("steps", "cosine")
 OPTIONAL_FIELDS = {"lr_schedule": "steps", "value_mix": 0.0, "cpu_bf16": False}  # in `to_dict` unless at these
 _ALWAYS = object()
-# Fields a resumed run may change: they do not alter the batches or the update of any step.
+# Fields a resumed run may change: the same batches and update of every step (device, cpu_bf16: at their precision).
 RESUMABLE_CHANGES = ("steps", "checkpoint_every", "val_every", "val_batches", "log_every", "device", "compile",
-                     "loader_workers")
+                     "loader_workers", "cpu_bf16")
 
 
 class TrainError(GozeroError, ValueError):

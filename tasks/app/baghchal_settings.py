@@ -23,8 +23,8 @@ GATES = ("fixed", "sprt", "off")
 
 @dataclass(frozen=True)
 class BaghchalLoopSettings:
-    """What a Baghchal zero loop is; recorded in loop.json, and a rerun must match it (but `generations`
-    and `budget_cpu_hours`)."""
+    """What a Baghchal zero loop is; recorded in loop.json, and a rerun must match it (but `generations`,
+    `budget_cpu_hours` and `cpu_bf16`)."""
 
     __pydantic_config__ = {"use_attribute_docstrings": True}  # each docstring below: its field in a Prefect Run form
 
@@ -65,7 +65,8 @@ class BaghchalLoopSettings:
     cpu_bf16: bool = False
     """Training on a CPU that does bf16 natively (AMX, AVX512-BF16): bf16 autocast with NHWC weights, the
     heads in float32 (TrainConfig.cpu_bf16; float32 elsewhere). Self-play's precision is the conv path's
-    choice. A rerun may change it."""
+    choice. A choice of each run, as the training device is: a rerun trains as its own command says,
+    also inside a generation whose training was cut off."""
     gate: str = "fixed"
     """fixed (the candidate scores at least `gate_threshold` of the gate games, draws half), sprt (a
     draw-aware SPRT, elo0 0 against elo1 35, alpha = beta = 0.05, checked after every 16 games: it

@@ -217,7 +217,7 @@ def test_value_and_policy_nets_train_on_in_memory_batches_with_soft_targets() ->
     assert np.isfinite(policy_run.metrics["policy_loss"]) and "value_mse" not in policy_run.metrics
 
 
-def test_resuming_with_a_different_config_is_refused(dataset: Path) -> None:
+def test_resuming_with_a_different_config_is_refused(dataset: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     factory = StreamFactory(dataset, 16, ROW_DECODER, shuffle_buffer=256, seed=0)
     config = dataclasses.replace(kill_test_config(), steps=2, checkpoint_every=1)
     states = []
@@ -227,6 +227,11 @@ def test_resuming_with_a_different_config_is_refused(dataset: Path) -> None:
         train(tiny_net(), factory, dataclasses.replace(config, lr=0.5), resume=states[0])
     longer = train(tiny_net(), factory, dataclasses.replace(config, steps=3), resume=states[-1])
     assert (longer.start_step, longer.step) == (2, 3)
+    from gocore.nn import conv_paths
+
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: True)  # CPU bf16 autocast runs anywhere, emulated
+    in_bf16 = train(tiny_net(), factory, dataclasses.replace(config, steps=3, cpu_bf16=True), resume=states[0])
+    assert (in_bf16.start_step, in_bf16.step) == (1, 3)  # a loop's rerun may turn cpu_bf16 on or off mid-generation
     with pytest.raises(TrainError, match="batches of 16"):
         train(tiny_net(), factory, dataclasses.replace(config, batch_size=8))
 
