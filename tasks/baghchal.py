@@ -124,7 +124,7 @@ def play_batch(settings: BaghchalLoopSettings, model_uri: str, generation: int, 
             raise ValueError(f"gen={generation} seed={seed} was played with {done['settings']}, not {recorded}")
         return done
     started = time.perf_counter()
-    evaluator, version = load_evaluator(model_uri, data, device)
+    evaluator, version = load_evaluator(model_uri, data, device, bf16=settings.cpu_bf16)
     config = selfplay_config(settings)
     played = play_games(evaluator, config, games, seed=seed)
     ids = [f"gen{generation}-s{seed}-{index:04d}" for index in range(games)]

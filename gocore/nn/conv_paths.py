@@ -93,12 +93,13 @@ def bf16_native() -> bool:
     return os.environ.get("GOZERO_CPU_BF16", "1") != "0" and _cpu_does_bf16()
 
 
-def candidate_paths() -> tuple[str, ...]:
-    """The paths a choice measures on this CPU: the float32 ones, and `bf16` where `bf16_native`."""
-    return CONV_PATHS if bf16_native() else tuple(path for path in CONV_PATHS if path != "bf16")
+def candidate_paths(bf16: bool = True) -> tuple[str, ...]:
+    """The paths a choice measures on this CPU: the float32 ones, and `bf16` where `bf16_native`
+    (and the caller allows it: `bf16`)."""
+    return CONV_PATHS if bf16 and bf16_native() else tuple(path for path in CONV_PATHS if path != "bf16")
 
 
-def choice_key(net: torch.nn.Module) -> str:
+def choice_key(net: torch.nn.Module, bf16: bool = True) -> str:
     """What a choice depends on: CPU model, torch version, net shape (and game, Baghchal's named),
     torch threads and the candidate paths (a choice made among fewer is measured again)."""
     config = net.config
@@ -106,7 +107,7 @@ def choice_key(net: torch.nn.Module) -> str:
     shape = (f"{game}{config.family} b{config.blocks}c{config.filters}v{config.value_hidden}{' aux' * config.aux_heads} "
              f"{config.board_size}x{config.board_size}x{config.in_planes}")
     return (f"{cpu_model()} | torch {torch.__version__} | {shape} | {torch.get_num_threads()} threads"
-            f" | {','.join(candidate_paths())}")
+            f" | {','.join(candidate_paths(bf16))}")
 
 
 @contextlib.contextmanager
@@ -177,13 +178,14 @@ def fastest_path(rates: dict[str, float]) -> str:
     return fastest if rates[fastest] > MARGIN * rates[DEFAULT_PATH] else DEFAULT_PATH
 
 
-def choose_conv_path(net: torch.nn.Module, store: ChoiceStore) -> str:
-    """The fastest path for `net` on this CPU: the stored choice, else measured and stored."""
-    key = choice_key(net)
+def choose_conv_path(net: torch.nn.Module, store: ChoiceStore, bf16: bool = True) -> str:
+    """The fastest path for `net` on this CPU: the stored choice, else measured and stored (among
+    the float32 paths only where `bf16` is False: a choice of its own, under its own key)."""
+    key = choice_key(net, bf16)
     known = store.get(key)
-    if known in candidate_paths():
+    if known in candidate_paths(bf16):
         return known
-    rates = measure_paths(net)
+    rates = measure_paths(net, paths=candidate_paths(bf16))
     chosen = fastest_path(rates)
     store.put(key, chosen, rates)
     return chosen

@@ -67,8 +67,11 @@ def make_player(spec: str, sims: int = 64, seed: int | None = None, data_dir: st
     return Player(ZeroAgent(evaluator, config, seed, name=label), label)
 
 
-def load_evaluator(spec: str, data_dir: str | Path | None = None, device: str = "cpu") -> tuple[Any, str]:
-    """(evaluator, label) of ``uniform`` or a Baghchal model URI or directory."""
+def load_evaluator(spec: str, data_dir: str | Path | None = None, device: str = "cpu",
+                   bf16: bool = False) -> tuple[Any, str]:
+    """(evaluator, label) of ``uniform`` or a Baghchal model URI or directory, on the fastest float32
+    CPU path; `bf16`: the fastest path bf16 included (a loop's ``--cpu-bf16``). Baghchal keeps bf16
+    out by default: two loops that self-played on it lost to a float32 one (docs/baghchal.md)."""
     from gocore.nn.baghchal_net import BaghchalNetEvaluator, UniformBaghchalEvaluator
     from tasks.app.models import ModelError, conv_path_for, load_model
 
@@ -80,7 +83,7 @@ def load_evaluator(spec: str, data_dir: str | Path | None = None, device: str = 
         raise PlayerSpecError(f"{spec!r} is not random, uniform, human, library[-slow]:<depth> or a model: {error}") from None
     if loaded.net.config.game != "baghchal":
         raise PlayerSpecError(f"{spec} is a {loaded.net.config.game} net, not a Baghchal one")
-    conv_path = conv_path_for(loaded.net, data_dir, device)  # measured once per data dir and machine
+    conv_path = conv_path_for(loaded.net, data_dir, device, bf16)  # measured once per data dir and machine
     return BaghchalNetEvaluator(loaded.net, device=device, conv_path=conv_path), loaded.version
 
 

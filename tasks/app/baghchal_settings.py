@@ -64,9 +64,10 @@ class BaghchalLoopSettings:
     """Learning rate (AdamW, cosine decay within a generation)."""
     cpu_bf16: bool = False
     """Training on a CPU that does bf16 natively (AMX, AVX512-BF16): bf16 autocast with NHWC weights, the
-    heads in float32 (TrainConfig.cpu_bf16; float32 elsewhere). Self-play's precision is the conv path's
-    choice. A choice of each run, as the training device is: a rerun trains as its own command says,
-    also inside a generation whose training was cut off."""
+    heads in float32 (TrainConfig.cpu_bf16; float32 elsewhere), and self-play on the fastest conv path
+    bf16 included (without it: the fastest float32 one). A choice of each run, as the training device
+    is: a rerun trains and self-plays as its own command says, also inside a generation whose training
+    was cut off."""
     gate: str = "fixed"
     """fixed (the candidate scores at least `gate_threshold` of the gate games, draws half), sprt (a
     draw-aware SPRT, elo0 0 against elo1 35, alpha = beta = 0.05, checked after every 16 games: it

@@ -81,10 +81,11 @@ def load_model(uri: str | Path, data_dir: str | Path | None = None) -> LoadedMod
     return LoadedModel(_cached_net(text, data, stamp), str(path.resolve()))
 
 
-def conv_path_for(net: GoNet, data_dir: str | Path | None = None, device: str = "auto") -> str:
+def conv_path_for(net: GoNet, data_dir: str | Path | None = None, device: str = "auto", bf16: bool = True) -> str:
     """The fastest CPU convolution path for `net` on this machine, for `NetEvaluator(conv_path=...)`:
     measured on the first start and kept in the data dir (`gocore.nn.conv_paths`,
-    `storage.conv_cache`); torch's default when `device` (as `choose_device` reads it) is a GPU."""
+    `storage.conv_cache`); torch's default when `device` (as `choose_device` reads it) is a GPU.
+    `bf16=False`: the fastest float32 path (bf16 is not among the candidates)."""
     from gocore.nn import conv_paths
     from gocore.nn.device import choose_device
     from storage.conv_cache import JsonChoiceStore
@@ -92,7 +93,7 @@ def conv_path_for(net: GoNet, data_dir: str | Path | None = None, device: str = 
     if choose_device(device).type != "cpu":
         return conv_paths.DEFAULT_PATH
     store = JsonChoiceStore(layout.conv_cache_path(layout.data_dir(data_dir)))
-    return conv_paths.choose_conv_path(net, store)
+    return conv_paths.choose_conv_path(net, store, bf16)
 
 
 def _load_registered(text: str, data: str | None) -> LoadedModel:

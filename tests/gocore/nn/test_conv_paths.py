@@ -119,6 +119,24 @@ def test_a_stored_bf16_choice_is_not_used_once_bf16_is_turned_off(monkeypatch: p
     assert conv_path_for(net, tmp_path) != "bf16" and measured == ["dual"]
 
 
+def test_a_float32_only_choice_leaves_bf16_out_and_keeps_its_own_key(monkeypatch: pytest.MonkeyPatch, net,
+                                                                      tmp_path: Path) -> None:
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: True)
+    monkeypatch.delenv("GOZERO_CPU_BF16", raising=False)
+    timed: list[tuple[str, ...]] = []
+
+    def rigged(net: torch.nn.Module, *args, paths: tuple[str, ...] | None = None, **kwargs) -> dict[str, float]:
+        timed.append(paths or conv_paths.candidate_paths())  # bf16 fastest, then channels_last
+        return {path: {"bf16": 9.0, "channels_last": 5.0}.get(path, 1.0) for path in timed[-1]}
+
+    monkeypatch.setattr(conv_paths, "measure_paths", rigged)
+    assert "bf16" not in conv_paths.candidate_paths(bf16=False)
+    assert conv_paths.choice_key(net, bf16=False) != conv_paths.choice_key(net)
+    assert conv_path_for(net, tmp_path, "cpu", bf16=False) == "channels_last" and "bf16" not in timed[0]
+    assert conv_path_for(net, tmp_path, "cpu") == "bf16" and "bf16" in timed[1]  # a choice of its own
+    assert conv_path_for(net, tmp_path, "cpu", bf16=False) == "channels_last" and len(timed) == 2  # both kept
+
+
 def test_an_unknown_path_is_refused(net) -> None:
     with pytest.raises(ValueError, match="unknown conv path"):
         NetEvaluator(net, conv_path="winograd")
