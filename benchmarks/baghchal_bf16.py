@@ -58,12 +58,11 @@ if __name__ == "__main__":
 
 import dataclasses
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 import numpy as np
 import torch
 
-from benchmarks.cpu_bf16 import FLOAT32, LEAVES, Timed
+from benchmarks.cpu_bf16 import FLOAT32, LEAVES, play_timed, split_match
 from gocore.nn import baghchal_net, conv_paths
 from gocore.nn.baghchal_net import BaghchalNetEvaluator
 from gocore.play.baghchal_match import BaghchalMatchConfig, MatchGame, play_match
@@ -112,33 +111,16 @@ def play_part(model: str | None, data_dir: str | None, indices: Sequence[int], s
     torch.set_num_threads(1)
     net = the_net(model, data_dir)
     evaluators = {path: BaghchalNetEvaluator(net, device="cpu", conv_path=path) for path in ("bf16", FLOAT32)}
-    made: dict[str, list[Timed]] = {"a": [], "b": []}
 
-    def make(side: str, path: str, sims: int):
-        def agent(seed: int) -> Timed:
-            config = MATCH.replace(sims=sims, leaves_per_game=LEAVES)
-            made[side].append(Timed(ZeroAgent(evaluators[path], config, seed=seed)))
-            return made[side][-1]
-        return agent
+    def agent_of(path: str, sims: int, seed: int) -> ZeroAgent:
+        return ZeroAgent(evaluators[path], MATCH.replace(sims=sims, leaves_per_game=LEAVES), seed=seed)
 
-    out = []
-    config = BaghchalMatchConfig(opening=opening)
-    for game in play_match(make("a", "bf16", sims16), make("b", FLOAT32, sims32), indices, config,
-                           (f"bf16-{sims16}", f"float32-{sims32}")):
-        out.append((game, made["a"][-1].seconds, made["b"][-1].seconds))
-        if len(out) % 20 == 0:  # progress, one line per 20 games of this process
-            print(f"  {len(out)} of {len(indices)} games of a worker: bf16 {sum(g.a_score for g, _, _ in out):g} points",
-                  flush=True)
-    return out
+    return play_timed(agent_of, play_match, indices, BaghchalMatchConfig(opening=opening), sims16, sims32, every=20)
 
 
 def match(args: argparse.Namespace, sims16: int) -> list[tuple[MatchGame, float, float]]:
     """The match, its games split over `workers` processes, in game order."""
-    parts = [list(range(start, args.match, args.workers)) for start in range(args.workers)]
-    with ProcessPoolExecutor(args.workers) as pool:
-        done = pool.map(play_part, *zip(*[(args.model, args.data_dir, part, args.match_sims, sims16, args.opening)
-                                           for part in parts if part]))
-        return sorted((row for part in done for row in part), key=lambda row: row[0].index)
+    return split_match(play_part, args, sims16, args.opening)
 
 
 def train_both(net: torch.nn.Module, args: argparse.Namespace) -> dict[str, dict[str, float]]:

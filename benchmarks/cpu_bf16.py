@@ -28,7 +28,8 @@ from __future__ import annotations
 
 import argparse
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 
 def parse_args() -> argparse.Namespace:
@@ -114,38 +115,56 @@ class Timed:
         return getattr(self.agent, name)
 
 
+def play_timed(agent_of: Callable[[str, int, int], Any], play: Callable[..., Iterable[Any]], indices: Sequence[int],
+               config: Any, sims16: int, sims32: int, every: int) -> list[tuple[Any, float, float]]:
+    """Games `indices` of bf16 (player A, `sims16` simulations) against float32 (B, `sims32`) played
+    by `play` (a game's `play_match`) under `config`, each side's agents from `agent_of(path, sims,
+    seed)`: (game, A's CPU s, B's CPU s) each; a progress line every `every` games."""
+    made: dict[str, list[Timed]] = {"a": [], "b": []}
+
+    def make(side: str, path: str, sims: int):
+        def agent(seed: int) -> Timed:
+            made[side].append(Timed(agent_of(path, sims, seed)))
+            return made[side][-1]
+        return agent
+
+    out = []
+    for game in play(make("a", "bf16", sims16), make("b", FLOAT32, sims32), indices, config,
+                     (f"bf16-{sims16}", f"float32-{sims32}")):
+        out.append((game, made["a"][-1].seconds, made["b"][-1].seconds))
+        if len(out) % every == 0:  # progress, one line per `every` games of this process
+            print(f"  {len(out)} of {len(indices)} games of a worker: bf16 {sum(g.a_score for g, _, _ in out):g} points",
+                  flush=True)
+    return out
+
+
+def split_match(part: Callable[..., list[tuple[Any, float, float]]], args: argparse.Namespace, sims16: int,
+                *extra: Any) -> list[tuple[Any, float, float]]:
+    """The match, its games split over `args.workers` processes each running `part(model, data_dir,
+    indices, match_sims, sims16, *extra)`, in game order."""
+    parts = [list(range(start, args.match, args.workers)) for start in range(args.workers)]
+    with ProcessPoolExecutor(args.workers) as pool:
+        done = pool.map(part, *zip(*[(args.model, args.data_dir, indices, args.match_sims, sims16, *extra)
+                                     for indices in parts if indices]))
+        return sorted((row for rows in done for row in rows), key=lambda row: row[0].index)
+
+
 def play_part(model: str, data_dir: str | None, indices: Sequence[int], sims32: int, sims16: int
               ) -> list[tuple[MatchGame, float, float]]:
     """Games `indices` of bf16 (player A) against float32: (game, A's CPU s, B's CPU s) each."""
     torch.set_num_threads(1)
     net = load_net(model, data_dir)
     evaluators = {path: NetEvaluator(net, device="cpu", conv_path=path) for path in ("bf16", FLOAT32)}
-    made: dict[str, list[Timed]] = {"a": [], "b": []}
 
-    def make(side: str, path: str, sims: int):
-        def agent(seed: int) -> Timed:
-            config = mcts.MATCH.replace(sims=sims, leaves_per_game=LEAVES)
-            made[side].append(Timed(AlphaZeroAgent(evaluators[path], config, seed=seed)))
-            return made[side][-1]
-        return agent
+    def agent_of(path: str, sims: int, seed: int) -> AlphaZeroAgent:
+        return AlphaZeroAgent(evaluators[path], mcts.MATCH.replace(sims=sims, leaves_per_game=LEAVES), seed=seed)
 
-    out = []
-    for game in play_match(make("a", "bf16", sims16), make("b", FLOAT32, sims32), indices, MatchConfig(size=9),
-                           (f"bf16-{sims16}", f"float32-{sims32}")):
-        out.append((game, made["a"][-1].seconds, made["b"][-1].seconds))
-        if len(out) % 10 == 0:  # progress, one line per 10 games of this process
-            print(f"  {len(out)} of {len(indices)} games of a worker: bf16 {sum(g.a_score for g, _, _ in out):g} points",
-                  flush=True)
-    return out
+    return play_timed(agent_of, play_match, indices, MatchConfig(size=9), sims16, sims32, every=10)
 
 
 def match(args: argparse.Namespace, sims16: int) -> list[tuple[MatchGame, float, float]]:
     """The match, its games split over `workers` processes, in game order."""
-    parts = [list(range(start, args.match, args.workers)) for start in range(args.workers)]
-    with ProcessPoolExecutor(args.workers) as pool:
-        done = pool.map(play_part, *zip(*[(args.model, args.data_dir, part, args.match_sims, sims16)
-                                           for part in parts if part]))
-        return sorted((row for part in done for row in part), key=lambda row: row[0].index)
+    return split_match(play_part, args, sims16)
 
 
 def main() -> None:
