@@ -79,17 +79,22 @@ def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address
 
     seen: set[tuple[int, str]] = set()  # the recipe's steps
     seen_loop: set[tuple[int, str]] = set()
+    tenths = ProgressLines()
 
-    def report() -> None:
+    def report(count: int = 0) -> None:
         for record in loops.read_steps(data, settings.recipe):
             if (key := (int(record["generation"]), record["step"])) not in seen:
                 seen.add(key)
                 console.print(step_line(record), soft_wrap=True)
+        if count % 10 == 0 and (line := tenths.line(stage_progress(settings, data, {step for _, step in seen}))):
+            console.print(line, soft_wrap=True)  # every 10 s: the long stages before the loop, by tenths
         for line in new_lines(loops.read_steps(data, settings.name), seen_loop):
             console.print(line, soft_wrap=True, highlight=False, markup=False)
 
     stop = threading.Event()
-    thread = threading.Thread(target=lambda: [report() for _ in iter(lambda: stop.wait(1.0), True)], daemon=True)
+    ticks = iter(range(1, 2**62))
+    thread = threading.Thread(target=lambda: [report(next(ticks)) for _ in iter(lambda: stop.wait(1.0), True)],
+                              daemon=True)
     report()
     thread.start()
     try:
@@ -99,6 +104,41 @@ def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address
         stop.set()
         thread.join()
         report()
+
+
+def stage_progress(settings: Any, data: Path, done: set[str]) -> tuple[str, int, int] | None:
+    """(what, how many done, of how many) of the recipe's stage under way before its loop: the
+    expert games on disk, then the supervised net's steps; None once both are recorded, or before
+    the supervised training reports."""
+    from storage import gnugo_source, layout
+    from tasks.train import read_progress
+
+    if "expert" not in done:
+        sources = [gnugo_source.parse_gnugo_source(text) for text in settings.expert]
+        total = sum(source.games for source in sources)
+        return "expert games", total - sum(len(gnugo_source.missing_games(data, source)) for source in sources), total
+    if "supervised" not in done:
+        steps, planned = read_progress(data, layout.safe_name(f"{settings.name}-supervised", "run name"))
+        return ("supervised steps", steps, planned) if planned else None
+    return None
+
+
+class ProgressLines:
+    """A plain line each time a stage passes another tenth of its work (none for a stage that
+    starts already past it, as a resumed one does, until its next tenth)."""
+
+    def __init__(self) -> None:
+        self.shown: dict[str, int] = {}
+
+    def line(self, stage: tuple[str, int, int] | None) -> str | None:
+        if stage is None or stage[2] <= 0:
+            return None
+        what, count, total = stage
+        tenth = min(10, 10 * count // total)
+        if self.shown.setdefault(what, tenth) >= tenth:
+            return None
+        self.shown[what] = tenth
+        return f"recipe {what}: {count:,} of {total:,} ({count / total:.0%})"
 
 
 def step_line(record: dict[str, Any]) -> str:
