@@ -168,13 +168,16 @@ def test_a_baghchal_net_keeps_its_own_conv_path_choice_in_the_data_dir(tmp_path:
                                         value_hidden=32))
     assert "baghchal" in conv_paths.choice_key(net) and "baghchal" not in conv_paths.choice_key(same_shape_go)
     model = save_model(tmp_path / "net", net, net.config.to_dict())
-    JsonChoiceStore(layout.conv_cache_path(tmp_path)).put(conv_paths.choice_key(net), "native", {"native": 2.0})
+    monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: True)  # as on AMX: Baghchal's choice leaves bf16 out
+    assert conv_paths.choice_key(net, bf16=False) != conv_paths.choice_key(net)
+    JsonChoiceStore(layout.conv_cache_path(tmp_path)).put(conv_paths.choice_key(net, bf16=False), "native",
+                                                          {"native": 2.0})
     monkeypatch.setattr(conv_paths, "measure_paths", lambda *args, **kwargs: pytest.fail("measured again"))
     evaluator, _ = load_evaluator(str(model), tmp_path)
     assert evaluator.conv_path == "native"  # the stored choice, not measured again
-    monkeypatch.undo()
+    monkeypatch.setattr(conv_paths, "measure_paths", lambda net, *args, paths=None, **kwargs: dict.fromkeys(paths, 1.0))
     (tmp_path / "fresh").mkdir()
     evaluator, _ = load_evaluator(str(model), tmp_path / "fresh")  # a new data dir measures and keeps its choice
-    assert evaluator.conv_path in conv_paths.candidate_paths()
-    stored = JsonChoiceStore(layout.conv_cache_path(tmp_path / "fresh")).get(conv_paths.choice_key(net))
+    assert evaluator.conv_path in conv_paths.candidate_paths(bf16=False)
+    stored = JsonChoiceStore(layout.conv_cache_path(tmp_path / "fresh")).get(conv_paths.choice_key(net, bf16=False))
     assert stored == evaluator.conv_path
