@@ -5,7 +5,8 @@
                                        [--train 400 --loop NAME]
 
 Baghchal's evaluator runs its net on the CPU convolution path chosen per machine, as Go's does
-(`gocore.nn.conv_paths`; ``bf16`` only where the CPU does bf16 natively). This measures, for one
+(`gocore.nn.conv_paths`), among the float32 paths unless a loop asks ``--cpu-bf16`` (``bf16`` only
+where the CPU does bf16 natively). This measures, for one
 Baghchal net (``--model``; default a freshly initialised ``cpu``-preset net, which says nothing of
 strength), in one process and one torch thread:
 

@@ -138,7 +138,7 @@ class ProgressLines:
         if self.shown.setdefault(what, tenth) >= tenth:
             return None
         self.shown[what] = tenth
-        return f"recipe {what}: {count:,} of {total:,} ({count / total:.0%})"
+        return f"recipe {what}: {count:,} of {total:,} ({100 * count // total}%)"
 
 
 def step_line(record: dict[str, Any]) -> str:

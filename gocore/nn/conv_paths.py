@@ -114,7 +114,9 @@ def choice_key(net: torch.nn.Module, bf16: bool = True) -> str:
 def conv_context(path: str) -> Iterator[None]:
     """The torch settings of `path` around a forward pass (oneDNN off for `native`, CPU bf16
     autocast for `bf16`). The oneDNN switch is process-wide while it lasts (torch has no per-thread
-    one); evaluators of one net shape in one process share a choice, so concurrent ones agree on it."""
+    one); evaluators of one net shape in one process share a choice (a Baghchal loop with ``cpu_bf16``
+    has two, one for self-play and a float32 one for gates, in tasks that do not overlap), so
+    concurrent ones agree on it."""
     if path == "bf16":
         with torch.autocast("cpu", dtype=torch.bfloat16):
             yield
@@ -137,10 +139,13 @@ def for_batch(path: str, batch: int) -> str:
 
 
 def prepare_net(net: torch.nn.Module, path: str) -> torch.nn.Module:
-    """`net` in the memory layout of `path` (NHWC weights for `channels_last` and `bf16`), in place."""
+    """`net` in the memory layout of `path` (NHWC weights for `channels_last` and `bf16`, NCHW for the
+    others), in place: an evaluator built on a net another one left NHWC runs its own path's layout
+    (a Baghchal loop with ``cpu_bf16`` self-plays on `bf16` and gates on a float32 path, one cached
+    net per process)."""
     if path not in CONV_PATHS:
         raise ValueError(f"unknown conv path {path!r}; one of {CONV_PATHS}")
-    return net.to(memory_format=torch.channels_last) if path in NHWC_PATHS else net
+    return net.to(memory_format=torch.channels_last if path in NHWC_PATHS else torch.contiguous_format)
 
 
 def prepare_input(planes: torch.Tensor, path: str) -> torch.Tensor:

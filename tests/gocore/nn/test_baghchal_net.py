@@ -161,6 +161,19 @@ def test_every_conv_path_gives_the_float32_priors_and_values_bf16_to_its_roundin
         BaghchalNetEvaluator(build(net_config("tiny")), conv_path="winograd")
 
 
+def test_an_evaluator_runs_its_own_paths_layout_on_a_net_another_one_left_nhwc() -> None:
+    torch.manual_seed(3)
+    shared, fresh = build(net_config("tiny")), build(net_config("tiny"))
+    fresh.load_state_dict(shared.state_dict())
+    positions = _positions(8, 5)
+    BaghchalNetEvaluator(shared, conv_path="bf16")  # a cpu_bf16 loop's self-play, then its gate on mkldnn
+    gate = BaghchalNetEvaluator(shared, conv_path="mkldnn")
+    assert gate.net.stem[0].weight.is_contiguous() and not gate.net.stem[0].weight.is_contiguous(
+        memory_format=torch.channels_last)
+    for ours, theirs in zip(gate.evaluate(positions), BaghchalNetEvaluator(fresh, conv_path="mkldnn").evaluate(positions)):
+        assert np.array_equal(ours, theirs)  # bit for bit what the path gives on a net never made NHWC
+
+
 def test_a_baghchal_net_keeps_its_own_conv_path_choice_in_the_data_dir(tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     net = build(net_config("tiny"))
@@ -169,6 +182,7 @@ def test_a_baghchal_net_keeps_its_own_conv_path_choice_in_the_data_dir(tmp_path:
     assert "baghchal" in conv_paths.choice_key(net) and "baghchal" not in conv_paths.choice_key(same_shape_go)
     model = save_model(tmp_path / "net", net, net.config.to_dict())
     monkeypatch.setattr(conv_paths, "_cpu_does_bf16", lambda: True)  # as on AMX: Baghchal's choice leaves bf16 out
+    monkeypatch.delenv("GOZERO_CPU_BF16", raising=False)
     assert conv_paths.choice_key(net, bf16=False) != conv_paths.choice_key(net)
     JsonChoiceStore(layout.conv_cache_path(tmp_path)).put(conv_paths.choice_key(net, bf16=False), "native",
                                                           {"native": 2.0})
