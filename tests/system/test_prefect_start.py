@@ -47,7 +47,7 @@ def test_an_unwritable_home_or_data_dir_is_one_line_within_seconds(where: str, t
 def test_a_server_that_cannot_open_its_database_fails_with_its_cause(tmp_path: Path):
     env = user_env(HOME=str(tmp_path), PREFECT_API_DATABASE_CONNECTION_URL="sqlite+aiosqlite:////dev/null/p.db")
     code, out, err, seconds = gozero(*SELFPLAY, "--data-dir", str(tmp_path / "data"), env=env)
-    assert code != 0 and seconds < 30  # not Prefect's 120-s timeout
+    assert code != 0 and seconds < 100  # not Prefect's 120-s timeout (49 s seen with the CLI's start-up at load 4-5)
     lines = err.strip().splitlines()
     assert len(lines) == 1 and "unable to open database file" in lines[0], err[-3000:]
     assert str(tmp_path / "data" / "prefect" / "server.log") in lines[0]
