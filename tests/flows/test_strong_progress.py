@@ -36,3 +36,20 @@ def test_a_line_each_tenth_not_each_poll():
     assert resumed.line(("supervised steps", 1500, 4000)) is None
     assert resumed.line(("supervised steps", 1600, 4000)) == "recipe supervised steps: 1,600 of 4,000 (40%)"
     assert lines.line(None) is None and lines.line(("supervised steps", 0, 0)) is None
+
+
+def test_the_command_prints_the_progress_of_a_stage_it_is_running(tmp_path: Path, monkeypatch, capsys):
+    import flows.strong
+    from flows.cli.strong import _run_with_lines
+
+    settings = StrongSettings(expert=("gnugo-9x9:level=1,games=20",))
+    source = gnugo_source.parse_gnugo_source(settings.expert[0])
+
+    def plays_the_games(*args, **kwargs) -> dict:
+        for index in range(20):
+            gnugo_source.write_game(tmp_path, source, index, "(;GM[1]SZ[9])")
+        return {"curve": []}
+
+    monkeypatch.setattr(flows.strong, "run_strong", plays_the_games)
+    assert _run_with_lines(settings, tmp_path, 1, None, ("cpu", "cpu")) == {"curve": []}
+    assert "recipe expert games: 20 of 20 (100%)" in capsys.readouterr().out
