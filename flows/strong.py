@@ -85,7 +85,7 @@ def _supervised(settings: StrongSettings, data: Path, device: str) -> dict[str, 
     """The supervised dual net (with the auxiliary heads) on the expert dataset, registered."""
     facts = dataset_facts(layout.dataset_dir(data, settings.dataset))
     config = replace(settings.sl_config(), device=device)
-    result = train_and_register(facts, "dual", settings.preset, config, data, f"{settings.name}-supervised",
+    result = train_and_register(facts, "dual", settings.preset, config, data, settings.supervised_run,
                                 version_tags={"recipe": settings.name}, aux_heads=True)
     metrics = {k: round(v, 4) for k, v in result.metrics.items() if k.startswith("val/")}
     return {"model": result.model_uri, "metrics": metrics}

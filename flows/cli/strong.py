@@ -92,9 +92,14 @@ def _run_with_lines(settings: Any, data: Path, workers: int | None, dask_address
             console.print(line, soft_wrap=True, highlight=False, markup=False)
 
     stop = threading.Event()
-    ticks = iter(range(1, 2**62))
-    thread = threading.Thread(target=lambda: [report(next(ticks)) for _ in iter(lambda: stop.wait(1.0), True)],
-                              daemon=True)
+
+    def poll() -> None:
+        count = 0
+        while not stop.wait(1.0):
+            count += 1
+            report(count)
+
+    thread = threading.Thread(target=poll, daemon=True)
     report()
     thread.start()
     try:
@@ -118,7 +123,7 @@ def stage_progress(settings: Any, data: Path, done: set[str]) -> tuple[str, int,
         total = sum(source.games for source in sources)
         return "expert games", total - sum(len(gnugo_source.missing_games(data, source)) for source in sources), total
     if "supervised" not in done:
-        steps, planned = read_progress(data, layout.safe_name(f"{settings.name}-supervised", "run name"))
+        steps, planned = read_progress(data, layout.safe_name(settings.supervised_run, "run name"))
         return ("supervised steps", steps, planned) if planned else None
     return None
 

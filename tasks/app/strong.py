@@ -125,6 +125,11 @@ class StrongSettings:
         """The expert dataset's name."""
         return f"{self.name}-expert"
 
+    @property
+    def supervised_run(self) -> str:
+        """The supervised net's training run (its checkpoints and progress, `tasks.train`)."""
+        return f"{self.name}-supervised"
+
     def sl_config(self) -> TrainConfig:
         """How the supervised net is trained (policy, value and the auxiliary heads)."""
         return TrainConfig(objective="dual", steps=self.sl_steps, batch_size=self.sl_batch_size, lr=self.sl_lr,
