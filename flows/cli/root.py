@@ -211,9 +211,10 @@ def main() -> None:
     (`gocore.malloc`); Ctrl-C and SIGTERM stop the command cleanly (`handle_interrupts`) and end
     with one line, however the interrupt surfaced; then the command. The fork server its pools
     forked from ends with it and is reaped, so their CPU reaches whoever timed the command. The
-    objects left at the end are frozen out of the interpreter's exit collections: those took 5-6 s
-    after every command that had imported torch, Prefect and MLflow (a Ctrl-C'd loop took 6-7 s
-    to end, past 10 s on a loaded machine); the operating system frees them at once."""
+    objects left at the end are frozen out of the interpreter's exit collections: with torch, Prefect
+    and MLflow imported those took 2.5 s after a small self-play run (`benchmarks/cli_exit.py`) and
+    4-5 s after a loop (a Ctrl-C'd loop took 6-7 s to end, past 10 s on a loaded machine); the
+    operating system frees them at once."""
     import gc
 
     from gocore.children import stop_fork_server
