@@ -101,12 +101,14 @@ def _rate(settings: StrongSettings, data: Path, model: str, generation: int, run
 
 def _anchors(settings: StrongSettings, data: Path, model: str, generation: int, runner: Any,
              workers: int | None, device: str = "cpu") -> dict[str, Any]:
-    """`model` against every anchor: win rates with their clustered intervals (rated on the ladder)."""
+    """`model` against every anchor: win rates with their clustered intervals (rated on the ladder).
+    Every generation plays the same game starts (the recipe's seed), so two generations' matches
+    against an anchor pair game by game (`python -m benchmarks.paired`)."""
     results = {}
     for anchor in settings.anchors:
         match = f"{settings.name}-gen{generation}-vs-{anchor}"
         played = MatchSettings(model, anchor, settings.anchor_games, settings.anchor_sims,
-                               MatchConfig(settings.size, settings.komi, seed=settings.seed + generation), device=device)
+                               MatchConfig(settings.size, settings.komi, seed=settings.seed), device=device)
         summary = evaluate.with_options(task_runner=runner)(played, match, str(data), parallel=workers)
         results[anchor] = {"games": summary["games"], "win_rate": round(summary["a_winrate"], 4),
                            "low": round(summary["a_winrate_low"], 4), "high": round(summary["a_winrate_high"], 4),

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.paired import paired_rows
 from storage import layout, loops, registry, run_dirs
 from tasks.app.strong import StrongSettings, recipe_spend
 from tasks.ladder import fit
@@ -84,6 +85,9 @@ def test_a_recipe_killed_in_training_and_in_the_loop_resumes_to_a_complete_run(
     assert versions[2].tags["promotion_reason"] == "warm-start" and versions[4].tags["generation"] == "2"
     for generation in (0, 1, 2):  # the supervised net and each promoted champion met GNU Go
         assert recipe("anchors", generation)["results"]["gnugo-1"]["games"] == 2
+    for generation in (1, 2):  # on the same starts as the supervised net's: a gain pairs game by game
+        later, first, _ = paired_rows(data, f"strong-5x5-gen{generation}-vs-gnugo-1", "strong-5x5-gen0-vs-gnugo-1")
+        assert len(later) == len(first) == 2
     assert {"gnugo-1", "gozero-5x5/1", "gozero-5x5/3", "gozero-5x5/4"} <= {r.player for r in fit(data, 5, "gnugo-1")}
     points, levels = curve_points(settings, data)
     assert len(points) == 3 and levels == {"gnugo-1": 0.0}
