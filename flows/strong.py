@@ -30,7 +30,7 @@ from flows.runtime import prefect_api, task_runner
 from flows.zero_loop import zero_loop
 from gocore.nn.encode import EncodeOptions
 from gocore.play.match import MatchConfig
-from storage import layout, loops
+from storage import layout, loops, matches
 from tasks.app.evaluate import MatchSettings
 from tasks.app.steps import Steps
 from tasks.app.strong import RESUMABLE, StrongSettings, recipe_spend
@@ -108,12 +108,20 @@ def _anchors(settings: StrongSettings, data: Path, model: str, generation: int, 
     for anchor in settings.anchors:
         match = f"{settings.name}-gen{generation}-vs-{anchor}"
         played = MatchSettings(model, anchor, settings.anchor_games, settings.anchor_sims,
-                               MatchConfig(settings.size, settings.komi, seed=settings.seed), device=device)
+                               MatchConfig(settings.size, settings.komi, seed=_anchor_seed(settings, data, match)),
+                               device=device)
         summary = evaluate.with_options(task_runner=runner)(played, match, str(data), parallel=workers)
         results[anchor] = {"games": summary["games"], "win_rate": round(summary["a_winrate"], 4),
                            "low": round(summary["a_winrate_low"], 4), "high": round(summary["a_winrate_high"], 4),
                            "match": match}
     return {"model": model, "results": results}
+
+
+def _anchor_seed(settings: StrongSettings, data: Path, match: str) -> int:
+    """The recipe's seed, or the one a match begun by earlier code (seed + generation) pinned: it
+    resumes on its own starts instead of being refused as changed."""
+    begun = layout.match_dir(data, match) / matches.SETTINGS
+    return int(matches.read_settings(begun.parent)["seed"]) if begun.exists() else settings.seed
 
 
 def _is_rated(data: Path, settings: StrongSettings, model: str) -> bool:

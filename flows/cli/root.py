@@ -213,7 +213,7 @@ def main() -> None:
     forked from ends with it and is reaped, so their CPU reaches whoever timed the command. The
     objects left at the end are frozen out of the interpreter's exit collections: with torch, Prefect
     and MLflow imported those took 2.5 s after a small self-play run (`benchmarks/cli_exit.py`) and
-    4-5 s after a loop (a Ctrl-C'd loop took 6-7 s to end, past 10 s on a loaded machine); the
+    5.5-6 s after a loop (a Ctrl-C'd loop took 5.5-6.5 s to end, past 10 s on a loaded machine); the
     operating system frees them at once."""
     import gc
 
