@@ -120,8 +120,10 @@ def _anchors(settings: StrongSettings, data: Path, model: str, generation: int, 
 def _anchor_seed(settings: StrongSettings, data: Path, match: str) -> int:
     """The recipe's seed, or the one a match begun by earlier code (seed + generation) pinned: it
     resumes on its own starts instead of being refused as changed."""
-    begun = layout.match_dir(data, match) / matches.SETTINGS
-    return int(matches.read_settings(begun.parent)["seed"]) if begun.exists() else settings.seed
+    try:
+        return int(matches.read_settings(layout.match_dir(data, match))["seed"])
+    except matches.MatchError:  # not begun
+        return settings.seed
 
 
 def _is_rated(data: Path, settings: StrongSettings, model: str) -> bool:
