@@ -15,7 +15,7 @@ from typing import Annotated
 
 import typer
 
-from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, user_errors
+from flows.cli.common import DATA_DIR_HELP, console, fail, quiet_prefect, use_threads, user_errors
 from flows.cli.fields import declared_fields, field_option
 
 baghchal_app = typer.Typer(add_completion=False, no_args_is_help=True, rich_markup_mode=None,
@@ -96,6 +96,8 @@ def evaluate(
     seed: Annotated[int, typer.Option(help=MATCH["seed"].doc)] = 0,
     match_id: Annotated[str | None, typer.Option(help="the match's name under <data>/baghchal/matches/ "
                                                 "(default: from the players and seed); a rerun resumes it")] = None,
+    threads: Annotated[int, typer.Option(min=1, help="torch threads of this match (its searches evaluate one "
+                                          "position at a time: more threads only slow them)")] = 1,
     data_dir: DataDir = None,
 ) -> None:
     """A match between two Baghchal players, sides alternating; wins, draws and losses per side."""
@@ -114,6 +116,7 @@ def evaluate(
     settings = BaghchalMatchSettings(player_a, player_b, games, sims, opening, seed)
     match_id = match_id or _slug(f"{player_a}-vs-{player_b}-s{seed}")
     with user_errors():
+        use_threads(threads)  # torch's default, every core: three such matches ran 10x slower side by side
         names = start_match(settings, match_id, data)
         progress = lambda rows: console.print(f"  games {rows[0]['game']}-{rows[-1]['game']}: "
                                               f"A scored {sum(r['a_score'] for r in rows)} of {len(rows)}")
