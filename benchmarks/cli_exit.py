@@ -22,8 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.fixed_costs import ROOT, environment
-
+ROOT = Path(__file__).resolve().parents[1]
 OURS = "from flows.cli.root import main; main()"
 BASELINE = "import gc; gc.freeze = lambda: None\nfrom flows.cli.root import main; main()"
 
@@ -37,8 +36,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def timed(code: str, games: int) -> tuple[float, float]:
     """(seconds to the last line of output, seconds to the exit) of one fresh run."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PREFECT_API_URL", "MLFLOW_TRACKING_URI")}
+    env.update(PYTHONPATH=str(ROOT))
     with tempfile.TemporaryDirectory(prefix="cli-exit-") as data:
-        env = environment(Path(data))
         argv = ["gozero", "selfplay", "--model", "uniform", "--games", str(games), "--size", "5", "--sims", "4",
                 "--workers", "1", "--data-dir", data]
         start = time.perf_counter()
