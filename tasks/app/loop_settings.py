@@ -262,5 +262,7 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
     return options
 
 
-RESUMABLE = frozenset({"generations", "loader_workers", "train_from", "value_mix", "cpu_bf16"})
-"""Settings a rerun of a loop may change (train_from: only how the next candidates start)."""
+RESUMABLE = frozenset({"generations", "loader_workers", "train_from", "value_mix", "cpu_bf16", "expert_share_final",
+                       "expert_share_generations"})
+"""Settings a rerun of a loop may change (train_from: only how the next candidates start; the expert
+share's schedule: the share of the generations still to train)."""

@@ -20,8 +20,10 @@ from storage.gnugo_source import parse_gnugo_source
 from tasks.app.loop_settings import LoopSettings
 
 RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "anchor_every", "train_from", "value_mix",
-                       "cpu_bf16"})
-"""Settings a rerun may change: a recipe can be continued later with a larger budget."""
+                       "cpu_bf16", "expert_share_final", "expert_share_generations"})
+"""Settings a rerun may change: a recipe can be continued later with a larger budget, and its expert
+share may start to fall (a copy of a run's data dir taken after its supervised step can so train the
+same supervised net on with another schedule: an A/B from one start)."""
 MEASURING_STEPS = frozenset({"anchors", "ladder"})
 """Steps that only measure strength: not counted in the budget (reported beside it)."""
 

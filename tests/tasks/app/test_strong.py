@@ -83,3 +83,24 @@ def test_a_gate_line_reads_as_the_candidates_score_not_as_its_threshold():
     gate = {"step": "gate", "generation": 3, "rule": "threshold", "win_rate": 0.47, "games": 100, "passed": False,
             "seconds": 60, "cpu_seconds": 90}
     assert new_lines([gate], set()) == ["gen 3 gate: 47.0% of 100 games (threshold rule): failed"]
+
+
+def test_a_rerun_may_start_the_expert_share_falling_but_not_change_the_share_itself(tmp_path):
+    """A copy of a run's data dir after its supervised step trains the same net on with another
+    schedule (the expert-share A/B from one start): the recipe and its loop take the schedule on a rerun."""
+    import pytest
+
+    from storage import loops
+    from tasks.app import loop_settings
+    from tasks.app.strong import RESUMABLE, StrongSettings
+
+    base, falling = StrongSettings(), StrongSettings(expert_share_final=0.1, expert_share_generations=4)
+    loops.claim(tmp_path, base.recipe, base.record(), RESUMABLE)
+    loops.claim(tmp_path, falling.recipe, falling.record(), RESUMABLE)
+    assert loops.read_settings(tmp_path, base.recipe)["expert_share_final"] == 0.1
+    loop, falling_loop = base.loop_settings("models:/g/1"), falling.loop_settings("models:/g/1")
+    loops.claim(tmp_path, base.name, loop_settings.loop_record(loop), loop_settings.RESUMABLE)
+    loops.claim(tmp_path, base.name, loop_settings.loop_record(falling_loop), loop_settings.RESUMABLE)
+    assert [loop_settings.expert_share_at(falling_loop, g) for g in (1, 4, 9)] == [0.5, 0.1, 0.1]
+    with pytest.raises(loops.LoopError, match="expert_share"):
+        loops.claim(tmp_path, base.recipe, StrongSettings(expert_share=0.3).record(), RESUMABLE)
