@@ -36,6 +36,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
+ANCHOR = "gnugo-1"
+"""The ladder's 0 in every table and the plot: GNU Go level 1, which calibration plays each level against
+(a recipe's own anchors may start elsewhere, e.g. at level 10)."""
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command line; parsed before anything heavy, so that --help answers at once."""
@@ -114,7 +118,7 @@ def champion_rows(args: argparse.Namespace) -> list[dict[str, Any]]:
 def calibrate(data: Path, levels: list[int], games: int, workers: int | None) -> None:
     """GNU Go at each level against level 1, so the levels share one ladder."""
     for level in sorted((set(levels) | {0}) - {1}):
-        play(data, f"gnugo-{level}", "gnugo-1", games, 1, f"calibrate-gnugo-{level}-vs-gnugo-1", workers)
+        play(data, f"gnugo-{level}", ANCHOR, games, 1, f"calibrate-gnugo-{level}-vs-{ANCHOR}", workers)
 
 
 def plain_champions(records: list[dict[str, Any]], every: float | None) -> list[tuple[int, int, float]]:
@@ -146,7 +150,7 @@ def plain_points(args: argparse.Namespace) -> list[Any]:
         for level in (1, 0):
             play(data, f"models:/gozero-9x9/{version}", f"gnugo-{level}", games, args.sims,
                  f"plain-gen{generation}-vs-gnugo-{level}-s{args.sims}", args.workers)
-    rated = {r.player: r for r in fit(data, 9, anchor="gnugo-1")}
+    rated = {r.player: r for r in fit(data, 9, anchor=ANCHOR)}
     points = []
     for generation, version, spent in chosen:
         rating = rated.get(f"gozero-9x9/{version}")
@@ -166,7 +170,7 @@ def main(argv: list[str] | None = None) -> None:
     calibrate(args.data_dir, args.levels, args.calibration_games, args.workers)
     recorded = loops.read_settings(args.data_dir, f"{args.name}-recipe") or {}
     settings = StrongSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
-    points, levels = curve_points(settings, args.data_dir)
+    points, levels = curve_points(settings, args.data_dir, anchor=ANCHOR)  # calibration put level 1 on the ladder
     plain = plain_points(args) if args.plain_data_dir else []
     report(rows, points, plain, levels, args)
 
@@ -190,7 +194,7 @@ def report(rows: list[dict[str, Any]], points: list[Any], plain: list[Any], leve
     for level, elo in sorted(levels.items(), key=lambda item: item[1]):
         print(f"  {level:<32} {'':>12}  {elo:+6.0f}")
     series = {"recipe": points, **({"plain zero loop": plain} if plain else {})}
-    png = plot_strength_curve(series, levels, args.png, "gnugo-1", f"{args.name}: Elo vs CPU hours")
+    png = plot_strength_curve(series, levels, args.png, ANCHOR, f"{args.name}: Elo vs CPU hours")
     print(f"\nplot: {png}")
 
 

@@ -21,9 +21,11 @@ from tasks.app.strong import StrongSettings, recipe_spend
 from tasks.ladder import fit
 
 
-def curve_points(settings: StrongSettings, data: Path) -> tuple[list[CurvePoint], dict[str, float]]:
-    """(a point per champion that met the anchors, the Elo of every GNU Go level on the ladder)."""
-    anchor = ladder_name(settings.anchors[0], settings.anchor_sims, data, settings.size)
+def curve_points(settings: StrongSettings, data: Path, anchor: str | None = None,
+                 ) -> tuple[list[CurvePoint], dict[str, float]]:
+    """(a point per champion that met the anchors, the Elo of every GNU Go level on the ladder), the
+    ladder anchored at `anchor` (a player on it, e.g. ``gnugo-1``; default the recipe's first anchor)."""
+    anchor = ladder_name(anchor or settings.anchors[0], settings.anchor_sims, data, settings.size)
     rated = {r.player: r for r in fit(data, settings.size, anchor=anchor)}
     recipe, loop = loops.read_steps(data, settings.recipe), loops.read_steps(data, settings.name)
     points = []

@@ -34,3 +34,30 @@ def test_the_spacing_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         parse_args(["--data-dir", "x", "--plain-every", "0"])
     assert "--plain-every must be positive" in capsys.readouterr().err
+
+
+def test_the_curve_is_anchored_at_level_1_whatever_the_recipes_first_anchor(monkeypatch, tmp_path, capsys):
+    """Run B's recipe anchors at GNU Go level 10: its curve must still read with level 1 = 0, as the
+    report, the plot and the plain loop's points say (its first report put level 10 at 0)."""
+    import benchmarks.strong as bench
+    from gocore.play.ladder import Rating
+    from storage import loops
+    from tasks import strong_curve
+    from tasks.app.strong import StrongSettings
+
+    elo = {"gnugo-1": 0.0, "gnugo-10": 69.0}  # level 10 69 Elo above level 1
+    anchors = []
+
+    def fit(data, size, anchor):
+        anchors.append(anchor)
+        return [Rating(player, value - elo[anchor], 10.0, 100, 50.0) for player, value in elo.items()]
+
+    monkeypatch.setattr(strong_curve, "fit", fit)
+    monkeypatch.setattr(bench, "calibrate", lambda *args: None)
+    monkeypatch.setattr(loops, "read_settings", lambda data, name: StrongSettings(anchors=("gnugo-10",)).record())
+    plotted = {}
+    monkeypatch.setattr("storage.ratings.plot_strength_curve",
+                        lambda series, levels, png, anchor, title: plotted.update(levels=levels, anchor=anchor) or png)
+    bench.main(["--data-dir", str(tmp_path), "--curve-only", "--png", str(tmp_path / "c.png")])
+    assert anchors == ["gnugo-1"] and plotted == {"levels": {"gnugo-1": 0.0, "gnugo-10": 69.0}, "anchor": "gnugo-1"}
+    assert "gnugo-10" in capsys.readouterr().out
