@@ -5,7 +5,8 @@ What makes a loop resumable and safe is the same whatever the game, so it is wri
 
     with the loop's lock (a second process on the same loop is refused, naming the first):
         settings = the given ones, resolved against what the loop recorded (loop.json)
-        claim       record them on the first run; refuse a rerun that changes any but `resumable`
+        claim       record them on the first run; refuse a rerun that changes any but `resumable`, or
+                    one of `between_generations` while a generation is under way
         generation 0 = the game's initial champion (made once, then read back)
         for k in 1 .. settings.generations:
             stop?   the game's own budget rule (CPU hours, wall minutes) may end the loop here
@@ -51,6 +52,7 @@ class LoopKind:
     record: Callable[[Any], dict[str, Any]]  # resolved settings -> what loop.json keeps
     initial_champion: Callable[[Any, str], ModelRef]  # (settings, data dir) -> generation 0, made once
     added_later: Mapping[str, Any] | None = None  # settings added since loops began: their value when absent
+    between_generations: frozenset[str] = frozenset()  # settings a rerun may change when no generation is under way
 
 
 def finished_generations(data: Path, loop: str, steps: tuple[str, ...]) -> int:
@@ -60,6 +62,43 @@ def finished_generations(data: Path, loop: str, steps: tuple[str, ...]) -> int:
     while all((finished + 1, step) in done for step in steps):
         finished += 1
     return finished
+
+
+def generation_under_way(data: Path, loop: str, steps: tuple[str, ...]) -> int | None:
+    """The generation of the loop that has recorded some but not all of `steps`, or None."""
+    begun = max((int(r["generation"]) for r in loops.read_steps(data, loop)), default=0)
+    return begun if begun > finished_generations(data, loop, steps) else None
+
+
+def refuse_mid_generation(data: Path, loop: str, steps: tuple[str, ...], changed: list[str]) -> None:
+    """LoopError if a rerun changes `changed` (settings its generations are played with: self-play's
+    games and simulations, reanalysis) while a generation of the loop is under way: a generation is
+    played with one set of them (its finished self-play batches would not match, SelfPlayError)."""
+    if changed and (generation := generation_under_way(data, loop, steps)) is not None:
+        raise loops.LoopError(f"loop {loop!r} may change {', '.join(changed)} only between generations: "
+                              f"generation {generation} is under way; finish it with the recorded settings "
+                              f"({loops.loop_dir(data, loop) / 'loop.json'}), then rerun with the new ones")
+
+
+def changed_keys(recorded: Mapping[str, Any] | None, settings: Mapping[str, Any], keys: frozenset[str],
+                 absent: Mapping[str, Any] | None = None) -> list[str]:
+    """The `keys` whose value in `settings` differs from the record (a key the record lacks: its
+    `absent` value); none for a new loop."""
+    if recorded is None:
+        return []
+    was = {**(absent or {}), **recorded}
+    return sorted(key for key in keys if was.get(key) != settings.get(key))
+
+
+def check_rerun(kind: LoopKind, settings: Any, data: Path) -> dict[str, Any]:
+    """What loop.json would record of `settings` (resolved); LoopError if the loop runs with others but
+    `kind.resumable`, or other `kind.between_generations` while a generation is under way. Writes
+    nothing: the CLI asks before it starts any server, the driver again when it claims the loop."""
+    recorded, record = loops.read_settings(data, settings.loop), kind.record(settings)
+    refuse_mid_generation(data, settings.loop, kind.steps,
+                          changed_keys(recorded, record, kind.between_generations, kind.added_later))
+    loops.check_claim(data, settings.loop, record, kind.resumable | kind.between_generations, kind.added_later)
+    return record
 
 
 def generation_target(data: Path, loop: str, steps: tuple[str, ...], more: int) -> int:
@@ -83,7 +122,8 @@ def drive(kind: LoopKind, settings: S, data: Path, run_generation: Callable[[S, 
         print(f"loop {settings.loop}: {more_generations} more generation(s), up to generation {target}")
     with loops.lock(data, settings.loop):
         settings = settings.resolved(loops.read_settings(data, settings.loop))
-        loops.claim(data, settings.loop, kind.record(settings), kind.resumable, kind.added_later)
+        loops.claim(data, settings.loop, check_rerun(kind, settings, data), kind.resumable | kind.between_generations,
+                    kind.added_later)
         first = kind.initial_champion(settings, str(data))
         print(f"loop {settings.loop}: generation 0 is {first.label}")
         for generation in range(1, settings.generations + 1):

@@ -26,12 +26,15 @@ from prefect import flow
 
 from flows.evaluate import evaluate
 from flows.ingest import ingest
+from flows.loop_driver import changed_keys, refuse_mid_generation
 from flows.runtime import prefect_api, task_runner
 from flows.zero_loop import zero_loop
 from gocore.nn.encode import EncodeOptions
 from gocore.play.match import MatchConfig
 from storage import layout, loops, matches
 from tasks.app.evaluate import MatchSettings
+from tasks.app.loop_settings import BETWEEN_GENERATIONS
+from tasks.app.loop_view import STEPS
 from tasks.app.steps import Steps
 from tasks.app.strong import RESUMABLE, StrongSettings, recipe_spend
 from tasks.strong_curve import publish_curve
@@ -45,7 +48,8 @@ def strong(settings: StrongSettings = StrongSettings(), data_dir: str | None = N
     """Run (or continue) the strength recipe `settings.name` until its CPU budget is spent.
 
     Args:
-        settings: What the recipe is (a rerun may change only the budget, generations and anchor games).
+        settings: What the recipe is (a rerun may change only `RESUMABLE`, and `BETWEEN_GENERATIONS`
+            while no loop generation is under way).
         data_dir: The data dir of the games, datasets, loop and registry.
         workers: Processes for GNU Go games, self-play, gates and anchor games (default: cores).
         dask_address: Run those games on this Dask scheduler instead.
@@ -56,7 +60,7 @@ def strong(settings: StrongSettings = StrongSettings(), data_dir: str | None = N
     data = layout.data_dir(data_dir)
     runner = task_runner(workers, dask_address)
     with loops.lock(data, settings.recipe):
-        loops.claim(data, settings.recipe, settings.record(), RESUMABLE)
+        claim_recipe(settings, data)
         steps = Steps(data, settings.recipe, 0)
         steps.step("expert", lambda: _expert(settings, data, runner))
         sl = steps.step("supervised", lambda: _supervised(settings, data, device))
@@ -71,6 +75,16 @@ def strong(settings: StrongSettings = StrongSettings(), data_dir: str | None = N
             if generation % settings.anchor_every == 0 and not _is_rated(data, settings, current := champion(loop, data).uri):
                 _rate(settings, data, current, generation, runner, workers, inference_device)
     return publish_curve(settings, data)
+
+
+def claim_recipe(settings: StrongSettings, data: Path) -> None:
+    """Record the recipe's settings on its first run; LoopError if a rerun changes any but `RESUMABLE`,
+    or one of `BETWEEN_GENERATIONS` (self-play's games and simulations, reanalysis) while a generation of
+    its loop is under way: checked here, before the recipe's record takes the new value."""
+    record = settings.record()
+    refuse_mid_generation(data, settings.name, STEPS, changed_keys(
+        loops.read_settings(data, settings.recipe), record, BETWEEN_GENERATIONS))
+    loops.claim(data, settings.recipe, record, RESUMABLE | BETWEEN_GENERATIONS)
 
 
 def _expert(settings: StrongSettings, data: Path, runner: Any) -> dict[str, Any]:

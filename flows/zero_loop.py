@@ -41,7 +41,7 @@ from gocore.play.ratings import SprtConfig
 from storage import layout, loops
 from tasks.app.evaluate import MatchSettings
 from tasks.app.ladder_settings import LadderSettings
-from tasks.app.loop_settings import RESUMABLE, LoopSettings, loop_record, selfplay_search
+from tasks.app.loop_settings import BETWEEN_GENERATIONS, RESUMABLE, LoopSettings, loop_record, selfplay_search
 from tasks.app.loop_view import STEPS, LoopSummary, generation_rows, last_generation_minutes, loop_spend
 from tasks.app.loop_view import is_cpu_spent as cpu_spent
 from tasks.app.models import ModelRef
@@ -57,7 +57,8 @@ from tasks.zero import (
 )
 
 GATE_SPRT = SprtConfig(elo0=0.0, elo1=35.0, alpha=0.05, beta=0.05)
-GO_LOOP = LoopKind("go", STEPS, RESUMABLE, loop_record, initial_champion)
+GO_LOOP = LoopKind("go", STEPS, RESUMABLE, loop_record, initial_champion,
+                   between_generations=BETWEEN_GENERATIONS)
 
 
 @flow(name="zero-loop", log_prints=True)

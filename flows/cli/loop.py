@@ -128,12 +128,12 @@ loop.__doc__ += "\n\n" + settings_epilog(LOOP, set(OPTIONS))  # typer shows the 
 def refuse_changed_rerun(settings: LoopSettings, data_dir: Path | None) -> None:
     """LoopError now, before any server starts, if the loop exists with other settings (the flow
     checks again when it claims the loop)."""
+    from flows.loop_driver import check_rerun
+    from flows.zero_loop import GO_LOOP
     from storage import layout, loops
-    from tasks.app.loop_settings import RESUMABLE, loop_record
 
     data = layout.data_dir(data_dir)
-    loops.check_claim(data, settings.loop, loop_record(settings.resolved(loops.read_settings(data, settings.loop))),
-                      RESUMABLE)
+    check_rerun(GO_LOOP, settings.resolved(loops.read_settings(data, settings.loop)), data)
 
 
 def run_live(settings: LoopSettings, data_dir: Path | None, workers: int | None, dask_address: str | None,

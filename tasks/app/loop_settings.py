@@ -266,3 +266,8 @@ RESUMABLE = frozenset({"generations", "loader_workers", "train_from", "value_mix
                        "expert_share_generations"})
 """Settings a rerun of a loop may change (train_from: only how the next candidates start; the expert
 share's schedule: the share of the generations still to train)."""
+BETWEEN_GENERATIONS = frozenset({"games", "sims", "reanalyse", "reanalyse_expert"})
+"""Settings a rerun may change only while no generation is under way (`flows.loop_driver`): how the
+generations still to come are played (their self-play games and simulations, gates at those
+simulations, reanalysis). A copy of a loop's data dir can so go on with more search or more games
+than the loop it was copied from: an A/B of those levers from one champion."""

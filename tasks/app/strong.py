@@ -23,7 +23,8 @@ RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "ancho
                        "cpu_bf16", "expert_share_final", "expert_share_generations"})
 """Settings a rerun may change: a recipe can be continued later with a larger budget, and its expert
 share may start to fall (a copy of a run's data dir taken after its supervised step can so train the
-same supervised net on with another schedule: an A/B from one start)."""
+same supervised net on with another schedule: an A/B from one start). `games`, `sims` and reanalysis
+may change too, between generations (`tasks.app.loop_settings.BETWEEN_GENERATIONS`)."""
 MEASURING_STEPS = frozenset({"anchors", "ladder"})
 """Steps that only measure strength: not counted in the budget (reported beside it)."""
 

@@ -48,9 +48,9 @@ class ToyGame:
             loops.record_step(Path(data_dir), settings.loop, 0, "initial", {"version": 1})
         return ModelRef("toy", 1)
 
-    def kind(self) -> LoopKind:
+    def kind(self, between: frozenset[str] = frozenset()) -> LoopKind:
         return LoopKind("toy", ("play", "learn"), frozenset({"generations", "budget"}), dataclasses.asdict,
-                        self.initial)
+                        self.initial, between_generations=between)
 
     def run(self, settings: ToySettings, generation: int) -> None:
         step = Steps(self.data, settings.loop, generation).step
@@ -101,6 +101,20 @@ def test_a_rerun_that_changes_the_loop_is_refused_and_a_budget_is_remembered(tmp
     assert seen == [2.0, 2.0]  # the stop rule sees the recorded budget
 
 
+def test_a_setting_of_how_generations_are_played_changes_only_between_generations(tmp_path: Path):
+    game, between = ToyGame(tmp_path), frozenset({"games"})
+    drive(game.kind(between), ToySettings(generations=1), tmp_path, game.run)
+    loops.record_step(tmp_path, "toy", 2, "play", {"games": 10})  # generation 2 was cut short
+    with pytest.raises(loops.LoopError, match="may change games only between generations: generation 2 is under way"):
+        drive(game.kind(between), ToySettings(generations=2, games=20), tmp_path, game.run)
+    assert loops.read_settings(tmp_path, "toy")["games"] == 10 and game.work == [(1, "play"), (1, "learn")]
+    drive(game.kind(between), ToySettings(generations=2), tmp_path, game.run)  # finished with its own games
+    drive(game.kind(between), ToySettings(generations=3, games=20), tmp_path, game.run)
+    assert loops.read_settings(tmp_path, "toy")["games"] == 20
+    assert game.work[2:] == [(2, "learn"), (3, "play"), (3, "learn")]
+    assert loops.read_steps(tmp_path, "toy")[-2]["games"] == 20  # generation 3 played with the new value
+
+
 def test_a_second_driver_on_the_same_loop_is_refused(tmp_path: Path):
     game = ToyGame(tmp_path)
 
@@ -116,3 +130,4 @@ def test_both_games_loops_declare_their_own_steps_to_the_driver():
     assert GO_LOOP.steps == GO_STEPS and BAGHCHAL_LOOP.steps == BAGHCHAL_STEPS
     assert "calibrate" in GO_LOOP.steps and "calibrate" not in BAGHCHAL_LOOP.steps
     assert {GO_LOOP.game, BAGHCHAL_LOOP.game} == {"go", "baghchal"}
+    assert {"games", "sims", "reanalyse"} <= GO_LOOP.between_generations and not BAGHCHAL_LOOP.between_generations

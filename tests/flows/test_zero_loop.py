@@ -85,8 +85,8 @@ def test_a_finished_loop_reruns_without_playing_or_registering_anything(finished
 def test_a_rerun_with_other_settings_or_beside_a_running_loop_is_refused(finished: Path,
                                                                          monkeypatch: pytest.MonkeyPatch):
     own_store(finished, monkeypatch)
-    with pytest.raises(LoopError, match="runs with other games"):
-        run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off", "games": 7}), str(finished), device="cpu")
+    with pytest.raises(LoopError, match="runs with other batch_size"):
+        run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off", "batch_size": 7}), str(finished), device="cpu")
     with loops.lock(finished, "zero-5x5"), pytest.raises(BusyError, match="loop zero-5x5 is in use"):
         run_zero_loop(LoopSettings(**{**SETTINGS, "gate": "off"}), str(finished), device="cpu")
 
@@ -107,6 +107,21 @@ def test_the_cli_refuses_a_loop_rerun_with_other_settings_in_one_line(finished: 
     result = CliRunner().invoke(app, ["loop", "--loop", "zero-5x5", "--size", "5", "--generations", "2",
                                       "--data-dir", str(finished)], env={"MLFLOW_TRACKING_URI": ""})
     assert result.exit_code == 1 and "runs with other" in result.output and "Traceback" not in result.output
+
+
+def test_the_cli_lets_a_rerun_change_the_search_between_generations_not_during_one(finished: Path, tmp_path: Path):
+    import shutil
+
+    from flows.cli.loop import refuse_changed_rerun
+
+    more_search = LoopSettings(**{**SETTINGS, "gate": "off", "sims": 16, "games": 12})
+    refuse_changed_rerun(more_search, finished)  # both generations finished: the next ones may search more
+    copy = tmp_path / "copy"
+    shutil.copytree(finished, copy)
+    loops.record_step(copy, "zero-5x5", 3, "start", {})  # generation 3 begun with the recorded settings
+    with pytest.raises(LoopError, match="may change games, sims only between generations: generation 3 is under way"):
+        refuse_changed_rerun(more_search, copy)
+    refuse_changed_rerun(LoopSettings(**{**SETTINGS, "gate": "off", "generations": 3}), copy)  # finishing it
 
 
 def test_a_spent_budget_starts_no_new_generation(finished: Path, monkeypatch: pytest.MonkeyPatch):

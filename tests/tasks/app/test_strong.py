@@ -104,3 +104,31 @@ def test_a_rerun_may_start_the_expert_share_falling_but_not_change_the_share_its
     assert [loop_settings.expert_share_at(falling_loop, g) for g in (1, 4, 9)] == [0.5, 0.1, 0.1]
     with pytest.raises(loops.LoopError, match="expert_share"):
         loops.claim(tmp_path, base.recipe, StrongSettings(expert_share=0.3).record(), RESUMABLE)
+
+
+def test_a_rerun_may_change_self_plays_search_and_games_only_between_generations(tmp_path):
+    """A copy of a run's data dir goes on with more simulations or games per generation (the lever's
+    A/B from one champion); while a generation of its loop is under way the change is refused."""
+    import pytest
+
+    from flows.strong import claim_recipe
+    from storage import loops
+    from tasks.app.loop_view import STEPS
+    from tasks.app.strong import StrongSettings
+
+    base = StrongSettings()
+    claim_recipe(base, tmp_path)
+    loops.record_step(tmp_path, base.name, 1, "start", {})  # generation 1 of the recipe's loop begun
+    more = StrongSettings(sims=128, games=400, reanalyse=200)
+    with pytest.raises(loops.LoopError, match="may change games, reanalyse, reanalyse_expert, sims only between "
+                                              "generations: generation 1 is under way"):
+        claim_recipe(more, tmp_path)
+    assert loops.read_settings(tmp_path, base.recipe)["sims"] == 64  # the record unchanged
+    claim_recipe(StrongSettings(budget_cpu_hours=8), tmp_path)  # a budget may change mid-generation
+    for step in STEPS[1:]:
+        loops.record_step(tmp_path, base.name, 1, step, {})
+    claim_recipe(more, tmp_path)
+    assert {k: loops.read_settings(tmp_path, base.recipe)[k] for k in ("sims", "games", "reanalyse")} == \
+        {"sims": 128, "games": 400, "reanalyse": 200}
+    with pytest.raises(loops.LoopError, match="runs with other lr"):
+        claim_recipe(StrongSettings(sims=128, games=400, reanalyse=200, lr=0.01), tmp_path)
