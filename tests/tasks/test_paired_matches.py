@@ -44,3 +44,34 @@ def test_the_first_games_of_a_longer_match_pair_with_a_shorter_one(tmp_path: Pat
         paired_rows(tmp_path, "uct", "short", first=0)
     assert main(["--data-dir", str(tmp_path), "--first", "4", "uct", "short"]) == 0
     assert "of 4 (" in capsys.readouterr().out
+
+
+def test_a_match_in_another_data_dir_pairs_with_one_here(tmp_path: Path, capsys):
+    """An A/B arm trained in a copy of a run's data dir pairs its match with the original run's."""
+    arm, run = tmp_path / "arm", tmp_path / "run"
+    play(arm, "uct", "uct-4")
+    play(run, "random", "random")
+    with pytest.raises(SystemExit, match="match random has no finished game in"):
+        paired_rows(arm, "uct", "random")
+    scores_uct, scores_random, _ = paired_rows(arm, "uct", "random", data_b=run)
+    assert scores_random == paired_rows(run, "random", "random")[0] and len(scores_uct) == 6
+    assert main(["--data-dir", str(arm), "--data-dir-b", str(run), "uct", "random"]) == 0
+    assert f"A - B: {(sum(scores_uct) - sum(scores_random)) / 6:+.1%}" in capsys.readouterr().out
+
+
+def test_a_match_under_way_pairs_on_the_games_both_have_finished(tmp_path: Path, capsys):
+    from storage import matches
+
+    play(tmp_path, "uct", "uct-4")
+    play(tmp_path, "random", "random")
+    under_way = layout.match_dir(tmp_path, "random")
+    (under_way / matches.RESULTS).unlink()  # as before the match wrote its results: its game rows only
+    for game in (1, 4):
+        (under_way / matches.WORK_DIR / f"game-{game:05d}.json").unlink()
+    with pytest.raises(SystemExit, match="not have the same games"):
+        paired_rows(tmp_path, "uct", "random")
+    scores_uct, scores_random, _ = paired_rows(tmp_path, "uct", "random", common=True)
+    assert len(scores_uct) == len(scores_random) == 4
+    assert scores_uct == [paired_rows(tmp_path, "uct", "uct")[0][g] for g in (0, 2, 3, 5)]
+    assert main(["--data-dir", str(tmp_path), "--common", "uct", "random"]) == 0
+    assert "of 4 (" in capsys.readouterr().out
