@@ -13,9 +13,9 @@ scores is averaged, with a 95 % interval robust to correlation within an opening
 intervals, which treat the matches as independent. With `--data-dir-b`, B's match is read from
 another data dir (an A/B arm trained in a copy of a run's data dir, paired with the original's
 match without copying it). A match under way is read from the games it has finished: `--common`
-pairs the games both have (an interim look; the result is the finished matches'). Prints each match's score, the difference and
-the games only one of them won. A game missing from either match, or an opening that differs, is
-refused with its index.
+pairs the games both have (an interim look; the result is the finished matches'). Prints each
+match's score, the difference and the games only one of them won. A game missing from either match,
+or an opening that differs, is refused with its index.
 """
 
 from __future__ import annotations

@@ -80,23 +80,13 @@ def refuse_mid_generation(data: Path, loop: str, steps: tuple[str, ...], changed
                               f"({loops.loop_dir(data, loop) / 'loop.json'}), then rerun with the new ones")
 
 
-def changed_keys(recorded: Mapping[str, Any] | None, settings: Mapping[str, Any], keys: frozenset[str],
-                 absent: Mapping[str, Any] | None = None) -> list[str]:
-    """The `keys` whose value in `settings` differs from the record (a key the record lacks: its
-    `absent` value); none for a new loop."""
-    if recorded is None:
-        return []
-    was = {**(absent or {}), **recorded}
-    return sorted(key for key in keys if was.get(key) != settings.get(key))
-
-
 def check_rerun(kind: LoopKind, settings: Any, data: Path) -> dict[str, Any]:
     """What loop.json would record of `settings` (resolved); LoopError if the loop runs with others but
     `kind.resumable`, or other `kind.between_generations` while a generation is under way. Writes
     nothing: the CLI asks before it starts any server, the driver again when it claims the loop."""
     recorded, record = loops.read_settings(data, settings.loop), kind.record(settings)
-    refuse_mid_generation(data, settings.loop, kind.steps,
-                          changed_keys(recorded, record, kind.between_generations, kind.added_later))
+    changed = loops.changed_settings(recorded, record, kind.added_later)
+    refuse_mid_generation(data, settings.loop, kind.steps, [key for key in changed if key in kind.between_generations])
     loops.check_claim(data, settings.loop, record, kind.resumable | kind.between_generations, kind.added_later)
     return record
 

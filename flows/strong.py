@@ -26,7 +26,7 @@ from prefect import flow
 
 from flows.evaluate import evaluate
 from flows.ingest import ingest
-from flows.loop_driver import changed_keys, refuse_mid_generation
+from flows.loop_driver import refuse_mid_generation
 from flows.runtime import prefect_api, task_runner
 from flows.zero_loop import zero_loop
 from gocore.nn.encode import EncodeOptions
@@ -82,8 +82,8 @@ def claim_recipe(settings: StrongSettings, data: Path) -> None:
     or one of `BETWEEN_GENERATIONS` (self-play's games and simulations, reanalysis) while a generation of
     its loop is under way: checked here, before the recipe's record takes the new value."""
     record = settings.record()
-    refuse_mid_generation(data, settings.name, STEPS, changed_keys(
-        loops.read_settings(data, settings.recipe), record, BETWEEN_GENERATIONS))
+    changed = loops.changed_settings(loops.read_settings(data, settings.recipe), record)
+    refuse_mid_generation(data, settings.name, STEPS, [key for key in changed if key in BETWEEN_GENERATIONS])
     loops.claim(data, settings.recipe, record, RESUMABLE | BETWEEN_GENERATIONS)
 
 

@@ -65,12 +65,21 @@ def check_claim(data: Path, loop: str, settings: Mapping[str, Any], may_change: 
     recorded = read_settings(data, loop)
     if recorded is None:
         return None
-    was = {**(absent or {}), **recorded}
-    changed = sorted(k for k in set(was) | set(settings) if k not in may_change and was.get(k) != settings.get(k))
+    changed = [key for key in changed_settings(recorded, settings, absent) if key not in may_change]
     if changed:
         raise LoopError(f"loop {loop!r} runs with other {', '.join(changed)} ({loop_dir(data, loop) / 'loop.json'}); "
                         "keep them, or start another loop with --loop NAME")
     return recorded
+
+
+def changed_settings(recorded: Mapping[str, Any] | None, settings: Mapping[str, Any],
+                     absent: Mapping[str, Any] | None = None) -> list[str]:
+    """The keys whose value in `settings` differs from the record, sorted (a key the record lacks counts
+    as its `absent` value); none for a new loop (`recorded` None)."""
+    if recorded is None:
+        return []
+    was = {**(absent or {}), **recorded}
+    return sorted(key for key in set(was) | set(settings) if was.get(key) != settings.get(key))
 
 
 def record_step(data: Path, loop: str, generation: int, step: str, facts: Mapping[str, Any]) -> None:
