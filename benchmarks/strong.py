@@ -3,7 +3,7 @@
     python -m benchmarks.strong --data-dir D [--name strong-9x9] [--levels 1 5 10] [--games 200 40 20]
                                 [--sims 64] [--calibration-games 40] [--plain-data-dir P --plain-loop L]
                                 [--plain-every 0.5] [--plain-games 40] [--curve-only]
-                                [--png strong_curve.png] [--workers 2]
+                                [--label recipe] [--also LABEL=DIR ...] [--png strong_curve.png] [--workers 2]
 
 Reads a recipe run (`gozero strong`, flows/strong.py) in the data dir D and plays:
 
@@ -19,6 +19,11 @@ Reads a recipe run (`gozero strong`, flows/strong.py) in the data dir D and play
    level 1 = 0): every promoted one, or with ``--plain-every H`` the first champion at or past each
    H CPU hours of the loop's learning and its last one (a loop without a gate promotes every
    generation: 200 champions in 4 CPU hours).
+
+With ``--also LABEL=DIR`` (repeatable) another recipe run's data dir (a second seed, an A/B arm's
+copy) is calibrated the same way and drawn as its own series beside D's (`--label`): each run is
+rated on its own data dir's ladder, every one anchored at GNU Go level 1 = 0 by the same kind of
+calibration games, so their points share a scale.
 
 ``--curve-only`` skips step 1 (the champion's matches, e.g. when they were played under other match
 names) and draws the curve from what the data dirs hold and steps 2 and 3 add.
@@ -58,14 +63,30 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--plain-games", type=int, default=None,
                         help="games of each plain champion against each of GNU Go levels 1 and 0")
     parser.add_argument("--curve-only", action="store_true", help="play no champion matches, only calibration")
+    parser.add_argument("--label", default="recipe", help="the name of D's series on the curve")
+    parser.add_argument("--also", action="append", default=[], metavar="LABEL=DIR", type=labelled_dir,
+                        help="another recipe run's data dir, drawn as the series LABEL (repeatable)")
     parser.add_argument("--workers", type=int, default=None, help="processes (default: cores)")
     parser.add_argument("--png", type=Path, default=Path("strong_curve.png"), help="where to save the plot")
     args = parser.parse_args(argv)
+    labels = [args.label, *(label for label, _ in args.also), *(["plain zero loop"] if args.plain_data_dir else [])]
+    if len(set(labels)) != len(labels):
+        parser.error(f"every series needs its own label: {', '.join(labels)}")
     if len(args.games) != len(args.levels):
         parser.error("give one --games count per --level")
     if args.plain_every is not None and args.plain_every <= 0:
         parser.error("--plain-every must be positive")
     return args
+
+
+def labelled_dir(text: str) -> tuple[str, Path]:
+    """``LABEL=DIR`` -> (LABEL, DIR), DIR a directory."""
+    label, equals, directory = text.partition("=")
+    if not equals or not label.strip() or not directory:
+        raise argparse.ArgumentTypeError(f"{text!r}: give LABEL=DIR, e.g. 'run B=../runs/s36b'")
+    if not Path(directory).is_dir():
+        raise argparse.ArgumentTypeError(f"{directory}: no such data dir")
+    return label.strip(), Path(directory)
 
 
 def play(data: Path, black: str, white: str, games: int, sims: int, match_id: str, workers: int | None) -> dict:
@@ -167,17 +188,22 @@ def main(argv: list[str] | None = None) -> None:
     from tasks.strong_curve import curve_points
 
     rows = [] if args.curve_only else champion_rows(args)
-    calibrate(args.data_dir, args.levels, args.calibration_games, args.workers)
-    recorded = loops.read_settings(args.data_dir, f"{args.name}-recipe") or {}
-    settings = StrongSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
-    points, levels = curve_points(settings, args.data_dir, anchor=ANCHOR)  # calibration put level 1 on the ladder
-    plain = plain_points(args) if args.plain_data_dir else []
-    report(rows, points, plain, levels, args)
+    series: dict[str, list[Any]] = {}
+    levels: dict[str, dict[str, float]] = {}
+    for label, data in [(args.label, args.data_dir), *args.also]:
+        calibrate(data, args.levels, args.calibration_games, args.workers)
+        recorded = loops.read_settings(data, f"{args.name}-recipe") or {}
+        settings = StrongSettings(**{k: tuple(v) if isinstance(v, list) else v for k, v in recorded.items()})
+        series[label], levels[label] = curve_points(settings, data, anchor=ANCHOR)  # calibration put level 1 on it
+    if args.plain_data_dir:
+        series["plain zero loop"] = plain_points(args)
+    report(rows, series, levels, args)
 
 
-def report(rows: list[dict[str, Any]], points: list[Any], plain: list[Any], levels: dict[str, float],
+def report(rows: list[dict[str, Any]], series: dict[str, list[Any]], levels: dict[str, dict[str, float]],
            args: argparse.Namespace) -> None:
-    """The champion's table, the curve table, and the PNG."""
+    """The champion's table, the curve table (every series' points, then the GNU Go levels of each
+    recipe run's ladder), and the PNG (the levels of D's ladder as lines)."""
     from storage.ratings import plot_strength_curve
 
     print(f"recipe {args.name} ({args.data_dir}): champion against GNU Go, {args.sims} simulations per move")
@@ -188,13 +214,16 @@ def report(rows: list[dict[str, Any]], points: list[Any], plain: list[Any], leve
               f"{r['a_winrate_low']:>8.1%} - {r['a_winrate_high']:<7.1%} {r['distinct_games']:>9} "
               f"{r['cpu_hours']:>6.2f}  {r['model']} (gen {r['generation']})")
     print("\ncurve: Elo (GNU Go level 1 = 0) against the CPU hours spent learning")
-    for point in sorted([*points, *plain], key=lambda p: (p.label.startswith("plain"), p.cpu_hours)):
-        stderr = "" if point.stderr is None else f" ± {1.96 * point.stderr:.0f}"
-        print(f"  {point.label:<32} {point.cpu_hours:6.2f} CPU h  {point.elo:+6.0f}{stderr}")
-    for level, elo in sorted(levels.items(), key=lambda item: item[1]):
-        print(f"  {level:<32} {'':>12}  {elo:+6.0f}")
-    series = {"recipe": points, **({"plain zero loop": plain} if plain else {})}
-    png = plot_strength_curve(series, levels, args.png, ANCHOR, f"{args.name}: Elo vs CPU hours")
+    for label, points in series.items():
+        for point in sorted(points, key=lambda p: p.cpu_hours):
+            stderr = "" if point.stderr is None else f" ± {1.96 * point.stderr:.0f}"
+            name = point.label if len(series) == 1 else f"{label}: {point.label}"
+            print(f"  {name:<44} {point.cpu_hours:6.2f} CPU h  {point.elo:+6.0f}{stderr}")
+    for label, elos in levels.items():
+        for level, elo in sorted(elos.items(), key=lambda item: item[1]):
+            name = level if len(levels) == 1 else f"{level} ({label}'s ladder)"
+            print(f"  {name:<44} {'':>12}  {elo:+6.0f}")
+    png = plot_strength_curve(series, levels[args.label], args.png, ANCHOR, f"{args.name}: Elo vs CPU hours")
     print(f"\nplot: {png}")
 
 
