@@ -160,9 +160,10 @@ def _player(agent: str | None, model: str | None, size: int | None, komi: float,
             if size is not None and size != board_size:
                 raise _fail(f"{spec} plays {board_size}x{board_size} only, not --size {size}")
             size = board_size
-        elif (parsed := parse_player(spec)).kind == "alphago":  # it plays its policy net's size
+        elif (parsed := parse_player(spec)).kind in ("alphago", "model"):  # its (policy) net's size
             use_threads(threads)
-            size = size or (load_net(parsed.command[0], data_dir).config.board_size if parsed.command else None)
+            model = parsed.command[0] if parsed.command else spec if parsed.kind == "model" else None
+            size = size or (load_net(model, data_dir).config.board_size if model else None)
         return build_player(spec, _settings(size or 9, komi, sims, device), data_dir)
     except GozeroError as error:
         hint = "" if agent else f" (or play without a model: --agent {SPECS_HELP})"

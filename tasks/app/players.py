@@ -14,6 +14,8 @@ name the Elo ladder and the ratings table know a player by (and `ladder_spec` th
                              a net, playing as what it is: a dual net by AlphaGo Zero's PUCT search
                              (sims simulations), a policy (SL or RL) net by its most probable move,
                              a value net by the move after which its value is best (one ply)
+    alphazero-N:MODEL        a dual net (a model spec as above) searching N simulations a move
+                             whatever the match's sims: one net against itself at other budgets
     alphago[-N][:POLICY,VALUE[,ROLLOUT]]
                              AlphaGo's search (N simulations, default: sims): POLICY's priors, leaf
                              value (1 - lambda) v + lambda z_rollout with VALUE's v; the two are model
@@ -44,7 +46,7 @@ KINDS = ("random", "uct", "gnugo", "gtp", "model", "alphago")
 _REGISTERED = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*/\d+")  # a ladder name NAME/VERSION
 SPECS_HELP = ("random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', alphago[-N][:POLICY,VALUE[,ROLLOUT]], shipped (the "
               "9x9 net that ships with gozero), models:/NAME@ALIAS, "
-              "models:/NAME/VERSION or a model dir")
+              "models:/NAME/VERSION, a model dir or alphazero-N:MODEL (a dual net at N simulations)")
 
 
 class PlayerError(GozeroError, ValueError):
@@ -60,10 +62,10 @@ class PlayerSpec:
     kind: str
     """One of `KINDS`."""
     number: int | None = None
-    """uct, alphago: simulations; gnugo: level; None: the default."""
+    """uct, alphago, a model given as ``alphazero-N:MODEL``: simulations; gnugo: level; None: the default."""
     command: tuple[str, ...] = ()
     """gtp: the engine's argv as given (its program not yet looked up); alphago: (policy, value)
-    model specs, or () for the champions."""
+    model specs, or () for the champions; a model given as ``alphazero-N:MODEL``: (MODEL,)."""
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,8 @@ class Player:
     def display(self) -> str:
         """The label, with the kind of player when the label does not say it: what match
         summaries and SGF player names show (``models:/gozero-9x9/3 (alphazero-100)``)."""
-        return self.label if self.label == self.kind or self.kind in ("random", "gtp") else f"{self.label} ({self.kind})"
+        plain = self.label == self.kind or self.kind in ("random", "gtp") or self.label.startswith(f"{self.kind}:")
+        return self.label if plain else f"{self.label} ({self.kind})"
 
     def close(self) -> None:
         """Stop the external engine, if any."""
@@ -126,6 +129,8 @@ def parse_player(spec: str) -> PlayerSpec:
         return PlayerSpec(spec, name, int(arg) if arg else None)
     if name == "alphago" or spec.partition(":")[0] == "alphago":
         return _parse_alphago(spec)
+    if spec.partition(":")[0].partition("-")[0] == "alphazero":
+        return _parse_alphazero(spec)
     if spec.startswith("gtp:"):
         command = tuple(shlex.split(spec.removeprefix("gtp:")))
         if not command:
@@ -144,6 +149,17 @@ def _parse_alphago(spec: str) -> PlayerSpec:
         raise PlayerError(f"unknown player {spec!r}: AlphaGo is alphago[-SIMS][:POLICY,VALUE[,ROLLOUT]], "
                           "e.g. alphago-100:models:/gozero-9x9-policy/2,models:/gozero-9x9-value/1")
     return PlayerSpec(spec, "alphago", int(sims) if sims else None, parts)
+
+
+def _parse_alphazero(spec: str) -> PlayerSpec:
+    head, _, model = spec.partition(":")
+    sims = head.removeprefix("alphazero-")
+    if not sims.isdigit() or int(sims) < 1 or not model:
+        raise PlayerError(f"unknown player {spec!r}: a net at its own simulations is alphazero-N:MODEL, "
+                          "e.g. alphazero-256:models:/gozero-9x9/6")
+    if parse_player(model).kind != "model" or parse_player(model).command:
+        raise PlayerError(f"{spec}: {model!r} is not a model (models:/NAME@ALIAS, models:/NAME/VERSION, a model dir)")
+    return PlayerSpec(spec, "model", int(sims), (model,))
 
 
 def alphago_models(parsed: PlayerSpec, size: int, data: Path | None = None) -> tuple[str, ...]:
@@ -171,6 +187,8 @@ def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -
     if parsed.kind == "alphago":
         nets = ",".join(ladder_name(model, sims, data) for model in alphago_models(parsed, size, data))
         return f"alphago-{parsed.number or sims}:{nets}"
+    if parsed.kind == "model" and parsed.command:  # its own simulations: another player than the net at `sims`
+        return f"alphazero-{parsed.number}:{ladder_name(parsed.command[0], sims, data, size)}"
     if parsed.kind == "uct":
         return f"uct-{parsed.number or sims}"
     if parsed.kind == "gnugo":
@@ -194,6 +212,10 @@ def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -
 def ladder_spec(name: str) -> str | None:
     """A spec that plays the ladder player `name` again (``gozero-9x9/3`` -> ``models:/gozero-9x9/3``);
     None for a model directory, of which the ladder keeps only the name."""
+    if name.startswith("alphazero-") and ":" in name:
+        head, _, net = name.partition(":")
+        model = ladder_spec(net)
+        return None if model is None else f"{head}:{model}"
     if name.startswith("alphago-") and ":" in name:
         head, _, nets = name.partition(":")
         models = [ladder_spec(net) for net in nets.split(",")]
@@ -226,6 +248,15 @@ def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) 
         return _engine_player(spec, engine_command(parsed.command), settings)
     if parsed.kind == "alphago":
         return _alphago_player(parsed, settings, data)
+    if parsed.command:  # alphazero-N:MODEL
+        from dataclasses import replace
+
+        player = _model_player(parsed.command[0], replace(settings, sims=parsed.number), data)
+        if not player.kind.startswith("alphazero"):
+            player.close()
+            raise PlayerError(f"{spec}: {parsed.command[0]} is a {player.kind} net; only a dual net searches")
+        player.label = spec
+        return player
     return _model_player(spec, settings, data)
 
 

@@ -26,9 +26,10 @@ class SizeError(GozeroError, ValueError):
 
 def size_of(spec: str) -> int | None:
     """The board size a spec names: an ingest source (``gnugo-NxN:...``, ``cgos-9x9:...``), a model
-    (``models:/gozero-NxN...``, a model directory), an AlphaGo player over named nets (its policy's);
-    None for anything that plays or holds any size (random, uct, gnugo-5, a URL of SGF files...)."""
-    if spec.partition(":")[0].partition("-")[0] == "alphago":
+    (``models:/gozero-NxN...``, a model directory), an AlphaGo player over named nets (its policy's), a
+    net at its own simulations (``alphazero-N:MODEL``: MODEL's); None for anything that plays or holds
+    any size (random, uct, gnugo-5, a URL of SGF files...)."""
+    if spec.partition(":")[0].partition("-")[0] in ("alphago", "alphazero"):
         from tasks.app.players import parse_player  # a malformed spec is PlayerError, as it would be later
 
         sizes = [size for model in parse_player(spec).command if (size := size_of(model)) is not None]

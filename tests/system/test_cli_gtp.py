@@ -122,6 +122,20 @@ def test_alphago_plays_its_search_over_a_policy_and_a_value_net(tmp_path):
         assert first is not None and Position.initial(5).is_legal(first)
 
 
+def test_a_net_at_its_own_simulations_plays_its_own_size(tmp_path):
+    from gocore.nn.nets import NetConfig, build_net
+    from storage.checkpoints import save_model
+
+    config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)
+    net = str(save_model(tmp_path / "tiny", build_net(config), dataclasses.asdict(config)))
+    with GtpClient(GTP + ["--agent", f"alphazero-16:{net}"], timeout=60, name="gozero") as ours:
+        assert f"alphazero-16:{net}" in ours.version()
+        with pytest.raises(GtpError, match="unacceptable size"):
+            ours.boardsize(9)  # the net's size, learned before the player was built (no --size given)
+        first = ours.genmove(1, 5)
+        assert first is not None and Position.initial(5).is_legal(first)
+
+
 def test_analysis_commands_sent_while_the_model_loads_still_get_info_lines(tmp_path):
     from gocore.nn.nets import NetConfig, build_net
     from storage.checkpoints import save_model

@@ -167,3 +167,28 @@ def test_a_third_model_is_the_rollout_policy_alphago_rolls_out_with(tmp_path: Pa
     with pytest.raises(PlayerError, match="rollout policy"):
         build_player(f"alphago-6:{policy},{value},{value}", SETTINGS)
     assert 0 <= agent.select_move(Position.initial(5)) <= 25  # a search whose leaves roll out with it
+
+
+def test_a_net_at_its_own_simulations_is_its_own_player(tmp_path: Path):
+    """``alphazero-N:MODEL`` searches N simulations whatever the match's sims (one net against itself at
+    4x the search, without a GTP engine that resigns on one side only) and is its own ladder player."""
+    from tasks.app.players import ladder_name, ladder_spec
+    from tasks.app.sizes import size_of
+
+    dual, policy = tiny_model(tmp_path / "gen7"), tiny_model(tmp_path / "sl", "policy")
+    parsed = parse_player(f"alphazero-32:{dual}")
+    assert (parsed.kind, parsed.number, parsed.command) == ("model", 32, (dual,))
+    player = build_player(f"alphazero-32:{dual}", SETTINGS)
+    agent = player.make(0)
+    assert isinstance(agent, AlphaZeroAgent) and agent.config.sims == 32 and player.kind == "alphazero-32"
+    assert player.label == f"alphazero-32:{dual}" and build_player(dual, SETTINGS).make(0).config.sims == 8
+    assert 0 <= agent.select_move(Position.initial(5)) <= 25
+    assert ladder_name(f"alphazero-32:{dual}", 8) == "alphazero-32:dir:gen7" != ladder_name(dual, 8)
+    assert ladder_spec("alphazero-32:gozero-9x9/6") == "alphazero-32:models:/gozero-9x9/6"
+    assert ladder_spec("alphazero-32:dir:gen7") is None
+    assert size_of("alphazero-256:models:/gozero-13x13/2") == 13
+    with pytest.raises(PlayerError, match="only a dual net searches"):
+        build_player(f"alphazero-32:{policy}", SETTINGS)
+    for bad in ("alphazero", "alphazero-0:x", "alphazero-x:models:/a/1", "alphazero-5:", "alphazero-5:gnugo-1"):
+        with pytest.raises(PlayerError, match="alphazero"):
+            parse_player(bad)
