@@ -14,8 +14,11 @@ name the Elo ladder and the ratings table know a player by (and `ladder_spec` th
                              a net, playing as what it is: a dual net by AlphaGo Zero's PUCT search
                              (sims simulations), a policy (SL or RL) net by its most probable move,
                              a value net by the move after which its value is best (one ply)
-    alphazero-N:MODEL        a dual net (a model spec as above) searching N simulations a move
-                             whatever the match's sims: one net against itself at other budgets
+    alphazero-N[,score=W]:MODEL
+                             a dual net (a model spec as above) searching N simulations a move
+                             whatever the match's sims: one net against itself at other budgets;
+                             ``score=W`` mixes the net's score lead into the values its search
+                             backs up with weight W (gocore.search.score_utility; a score head needed)
     alphago[-N][:POLICY,VALUE[,ROLLOUT]]
                              AlphaGo's search (N simulations, default: sims): POLICY's priors, leaf
                              value (1 - lambda) v + lambda z_rollout with VALUE's v; the two are model
@@ -66,6 +69,8 @@ class PlayerSpec:
     command: tuple[str, ...] = ()
     """gtp: the engine's argv as given (its program not yet looked up); alphago: (policy, value)
     model specs, or () for the champions; a model given as ``alphazero-N:MODEL``: (MODEL,)."""
+    score_utility: float = 0.0
+    """A model given as ``alphazero-N,score=W:MODEL``: W, the weight of the score lead in its search's values."""
 
 
 @dataclass(frozen=True)
@@ -153,13 +158,18 @@ def _parse_alphago(spec: str) -> PlayerSpec:
 
 def _parse_alphazero(spec: str) -> PlayerSpec:
     head, _, model = spec.partition(":")
-    sims = head.removeprefix("alphazero-")
-    if not sims.isdigit() or int(sims) < 1 or not model:
-        raise PlayerError(f"unknown player {spec!r}: a net at its own simulations is alphazero-N:MODEL, "
-                          "e.g. alphazero-256:models:/gozero-9x9/6")
+    sims, *options = head.removeprefix("alphazero-").split(",")
+    weight = options[0].removeprefix("score=") if len(options) == 1 and options[0].startswith("score=") else None
+    try:
+        score_utility = float(weight) if weight is not None else 0.0 if not options else None
+    except ValueError:
+        score_utility = None
+    if not sims.isdigit() or int(sims) < 1 or not model or score_utility is None or not 0 <= score_utility <= 1:
+        raise PlayerError(f"unknown player {spec!r}: a net at its own simulations is alphazero-N[,score=W]:MODEL "
+                          "(W in [0, 1]), e.g. alphazero-256:models:/gozero-9x9/6")
     if parse_player(model).kind != "model" or parse_player(model).command:
         raise PlayerError(f"{spec}: {model!r} is not a model (models:/NAME@ALIAS, models:/NAME/VERSION, a model dir)")
-    return PlayerSpec(spec, "model", int(sims), (model,))
+    return PlayerSpec(spec, "model", int(sims), (model,), score_utility)
 
 
 def alphago_models(parsed: PlayerSpec, size: int, data: Path | None = None) -> tuple[str, ...]:
@@ -188,7 +198,8 @@ def ladder_name(spec: str, sims: int, data: Path | None = None, size: int = 9) -
         nets = ",".join(ladder_name(model, sims, data) for model in alphago_models(parsed, size, data))
         return f"alphago-{parsed.number or sims}:{nets}"
     if parsed.kind == "model" and parsed.command:  # its own simulations: another player than the net at `sims`
-        return f"alphazero-{parsed.number}:{ladder_name(parsed.command[0], sims, data, size)}"
+        score = f",score={parsed.score_utility:g}" if parsed.score_utility else ""
+        return f"alphazero-{parsed.number}{score}:{ladder_name(parsed.command[0], sims, data, size)}"
     if parsed.kind == "uct":
         return f"uct-{parsed.number or sims}"
     if parsed.kind == "gnugo":
@@ -251,7 +262,7 @@ def build_player(spec: str, settings: PlayerSettings, data: Path | None = None) 
     if parsed.command:  # alphazero-N:MODEL
         from dataclasses import replace
 
-        player = _model_player(parsed.command[0], replace(settings, sims=parsed.number), data)
+        player = _model_player(parsed.command[0], replace(settings, sims=parsed.number), data, parsed.score_utility)
         if not player.kind.startswith("alphazero"):
             player.close()
             raise PlayerError(f"{spec}: {parsed.command[0]} is a {player.kind} net; only a dual net searches")
@@ -300,16 +311,22 @@ def _net(spec: str, settings: PlayerSettings, data: Path | None):
     return net
 
 
-def _model_player(spec: str, settings: PlayerSettings, data: Path | None) -> Player:
-    """A net as the player it is: PUCT search over a dual net, the policy's best move, the value
-    net's best move one ply deep."""
+def _model_player(spec: str, settings: PlayerSettings, data: Path | None, score_utility: float = 0.0) -> Player:
+    """A net as the player it is: PUCT search over a dual net (its values mixed with its score lead
+    when `score_utility` > 0), the policy's best move, the value net's best move one ply deep."""
     from gocore.nn.inference import NetEvaluator
     from gocore.search import mcts
     from gocore.search.agents import AlphaZeroAgent, PolicyAgent, ValueGreedyAgent
+    from gocore.search.score_utility import ScoreUtilityEvaluator
 
     net = _net(spec, settings, data)
     size, family = net.config.board_size, net.config.family
     evaluator = NetEvaluator(net, device=settings.device, conv_path=conv_path_for(net, data, settings.device))
+    if score_utility and family == "dual":
+        try:
+            evaluator = ScoreUtilityEvaluator(evaluator, score_utility, scale=size)
+        except ValueError as error:
+            raise PlayerError(f"{spec}: {error}") from error
     sampled = size * size // 12 if settings.sample_opening else 0  # as search samples its opening
     if family in ("policy", "rl"):
         return Player(spec, family, lambda seed: PolicyAgent(evaluator, greedy=True, seed=seed, sampled_moves=sampled),

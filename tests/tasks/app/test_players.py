@@ -192,3 +192,24 @@ def test_a_net_at_its_own_simulations_is_its_own_player(tmp_path: Path):
     for bad in ("alphazero", "alphazero-0:x", "alphazero-x:models:/a/1", "alphazero-5:", "alphazero-5:gnugo-1"):
         with pytest.raises(PlayerError, match="alphazero"):
             parse_player(bad)
+
+
+def test_a_net_searching_with_the_score_lead_is_its_own_player(tmp_path: Path):
+    from gocore.search.score_utility import ScoreUtilityEvaluator
+    from tasks.app.players import ladder_name
+
+    config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16,
+                       aux_heads=True)
+    heads = str(save_model(tmp_path / "heads", build_net(config), config.to_dict()))
+    player = build_player(f"alphazero-16,score=0.3:{heads}", SETTINGS)
+    agent = player.make(0)
+    assert isinstance(agent.evaluator, ScoreUtilityEvaluator) and agent.evaluator.weight == 0.3
+    assert agent.evaluator.scale == 5 and agent.config.sims == 16  # the board's side in points
+    assert not isinstance(build_player(f"alphazero-16:{heads}", SETTINGS).make(0).evaluator, ScoreUtilityEvaluator)
+    assert ladder_name(f"alphazero-16,score=0.3:{heads}", 8) == "alphazero-16,score=0.3:dir:heads"
+    assert ladder_name(f"alphazero-16,score=0:{heads}", 8) == "alphazero-16:dir:heads"
+    with pytest.raises(PlayerError, match="score head"):
+        build_player(f"alphazero-16,score=0.3:{tiny_model(tmp_path / 'plain')}", SETTINGS)
+    for bad in ("alphazero-16,score=2:x", "alphazero-16,score=x:x", "alphazero-16,sims=3:x", "alphazero-16,:x"):
+        with pytest.raises(PlayerError, match="alphazero-N"):
+            parse_player(bad.replace(":x", f":{heads}"))
