@@ -1,7 +1,8 @@
 """`gozero evaluate A B`: a match between two players with a live score, then the verdict.
 
 Players are specs (tasks/app/players.py): ``random``, ``uct[-N]``, ``gnugo[-LEVEL]``,
-``gtp:COMMAND`` (any GTP engine), ``models:/NAME@ALIAS`` or a model directory.
+``gtp:COMMAND`` (any GTP engine), ``models:/NAME@ALIAS``, a model directory or ``alphazero-N:MODEL``
+(a net searching N simulations whatever ``--sims`` says).
 
 By default the games are played here, one after another, without a Prefect server (no start-up
 cost, and the score updates the moment a game ends). ``--workers N`` runs the `evaluate` flow on
@@ -40,7 +41,8 @@ if TYPE_CHECKING:  # the real imports wait for a command to run: `gozero --help`
     from gocore.play.ratings import SprtConfig
     from tasks.app.evaluate import MatchSettings
 
-PLAYER_HELP = "random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS or a model dir"
+PLAYER_HELP = ("random, uct[-N], gnugo[-LEVEL], 'gtp:COMMAND', models:/NAME@ALIAS, a model dir or "
+               "alphazero-N[,score=W]:MODEL (a net at its own simulations)")
 
 
 def evaluate(
