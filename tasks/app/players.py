@@ -167,7 +167,7 @@ def _parse_alphazero(spec: str) -> PlayerSpec:
     if not sims.isdigit() or int(sims) < 1 or not model or score_utility is None or not 0 <= score_utility <= 1:
         raise PlayerError(f"unknown player {spec!r}: a net at its own simulations is alphazero-N[,score=W]:MODEL "
                           "(W in [0, 1]), e.g. alphazero-256:models:/gozero-9x9/6")
-    if parse_player(model).kind != "model" or parse_player(model).command:
+    if (inner := parse_player(model)).kind != "model" or inner.command:
         raise PlayerError(f"{spec}: {model!r} is not a model (models:/NAME@ALIAS, models:/NAME/VERSION, a model dir)")
     return PlayerSpec(spec, "model", int(sims), (model,), score_utility)
 
