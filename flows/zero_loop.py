@@ -148,13 +148,16 @@ def run_generation(settings: LoopSettings, data: Path, generation: int, workers:
                    dask_address: str | None, device: str, inference_device: str = "cpu") -> None:
     """Every step of one generation that has no record yet; training on `device`, games on
     `inference_device`."""
-    step = Steps(data, settings.loop, generation).step
+    steps = Steps(data, settings.loop, generation)
+    step = steps.step
     start = step("start", lambda: {"champion": asdict(champion(settings, data)),
                                    "resign_threshold": _resign_threshold(settings, data, generation)})
     pinned = ModelRef(**start["champion"])
     played = step("selfplay", lambda: _selfplay(settings, data, generation, pinned, start["resign_threshold"],
                                                 workers, dask_address, inference_device))
-    if settings.reanalyse:  # a step only loops with reanalysis record: older loops' generations stay finished
+    # a step only loops with reanalysis record: older loops' generations stay finished, and a generation
+    # trained before a rerun turned reanalysis on is not searched again for a training it already had
+    if settings.reanalyse and steps.done("train") is None:
         step("reanalyse", lambda: _reanalyse(settings, data, generation, pinned, workers, dask_address,
                                              inference_device))
     trained = step("train", lambda: train_candidate(settings, generation, train_start(settings, data, generation, pinned),
@@ -193,7 +196,7 @@ def _reanalyse(settings: LoopSettings, data: Path, generation: int, player: Mode
                dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
     """The champion's new search of positions of earlier games (subflow `reanalyse`), nets on `device`."""
     full = {name: value for name, value in selfplay_search(settings).items()
-            if name not in ("full_search_prob", "fast_sims", "forced_playouts")}  # every search full, no noise
+            if name not in ("full_search_prob", "fast_sims", "forced_playouts", "resign_disabled_fraction")}  # every search full, no noise
     searched = SelfPlaySettings(player.uri, settings.sims, size=settings.size, komi=settings.komi,
                                 resign_threshold=None, run=settings.loop, device=device, **full)
     run = reanalyse.with_options(task_runner=task_runner(workers, dask_address))

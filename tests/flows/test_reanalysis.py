@@ -3,6 +3,7 @@ self-play, its rows in the training window, and the loop's generations still fin
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -11,7 +12,7 @@ from flows.zero_loop import generation_target, run_zero_loop
 from storage import layout, loops
 from storage import selfplay as selfplay_files
 from tasks.app.loop_settings import LoopSettings
-from tasks.app.loop_view import generation_rows, step_news
+from tasks.app.loop_view import STEPS, generation_rows, step_news
 from tasks.train import selfplay_facts
 from tests.helpers import build_uct_dataset
 
@@ -57,9 +58,26 @@ def test_the_training_window_holds_the_reanalysed_rows(finished: Path):
 def test_a_crash_inside_the_step_resumes_without_searching_again(finished: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     before = loops.read_step(finished, LOOP, 2, "reanalyse")
-    (finished / "loops" / LOOP / "steps" / "gen-0002-reanalyse.json").unlink()  # its batches written, no record
+    for step in ("reanalyse", *STEPS[STEPS.index("train"):]):  # its batches written, no record, nothing after it
+        (finished / "loops" / LOOP / "steps" / f"gen-0002-{step}.json").unlink()
     shards = {p: p.stat().st_mtime_ns for p in (finished / "loops").rglob("*.parquet")}
     run_zero_loop(SETTINGS, str(finished), workers=2, device="cpu")
     after = loops.read_step(finished, LOOP, 2, "reanalyse")
     assert (after["tasks_skipped"], after["rows"]) == (before["tasks"], before["rows"])
     assert {p: p.stat().st_mtime_ns for p in (finished / "loops").rglob("*.parquet")} == shards
+    assert loops.read_step(finished, LOOP, 2, "ladder") is not None  # the generation finished again
+
+
+def test_reanalysis_turned_on_by_a_rerun_searches_only_the_generations_still_to_train(
+        tmp_path: Path, prefect_harness, monkeypatch: pytest.MonkeyPatch):
+    """A copy of a run goes on with reanalysis from its next generation (an A/B from one champion); the
+    generations it had trained are not searched again (a rerun once re-searched all eleven of them)."""
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    data = tmp_path / "data"
+    build_uct_dataset(layout.raw_dir(data, "uct-vs-random"), layout.dataset_dir(data, "uct5"), 6, 5)
+    plain = dataclasses.replace(SETTINGS, loop="late", generations=1, reanalyse=0)
+    run_zero_loop(plain, str(data), workers=2, device="cpu")
+    run_zero_loop(dataclasses.replace(plain, generations=2, reanalyse=10), str(data), workers=2, device="cpu")
+    steps = {(int(r["generation"]), r["step"]) for r in loops.read_steps(data, "late")}
+    assert (2, "reanalyse") in steps and (1, "reanalyse") not in steps and (2, "ladder") in steps
+    assert not [s for s in selfplay_files.finished_sidecars(data, 1, "late") if selfplay_files.REANALYSIS in s]
