@@ -123,6 +123,7 @@ def selfplay_config(settings: SelfPlaySettings, net_encoder: str | None) -> Self
     None for `uniform`: the settings' own)."""
     search = SELFPLAY.replace(sims=settings.sims, max_moves=settings.max_moves,
                               resign_threshold=settings.resign_threshold,
+                              resign_disabled_fraction=settings.resign_disabled_fraction,
                               full_search_prob=settings.full_search_prob, fast_sims=settings.fast_sims,
                               forced_playouts=settings.forced_playouts,
                               pass_when_settled=settings.pass_when_settled)

@@ -25,7 +25,8 @@ LR_SCHEDULES = ("constant", "cosine")
 TRAIN_FROM = ("champion", "latest")
 OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
                                      "pass_when_settled": False, "loader_workers": 0, "train_from": "champion",
-                                     "value_mix": 0.0, "reanalyse": 0, "cpu_bf16": False}
+                                     "value_mix": 0.0, "reanalyse": 0, "cpu_bf16": False,
+                                     "resign_disabled_fraction": 0.1}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
 unchanged); `expert_share` is recorded with `expert` only, its schedule only when set,
 `reanalyse_expert` only with both `reanalyse` and `expert`."""
@@ -74,6 +75,11 @@ class LoopSettings:
     """Most games a gate plays."""
     resign_threshold: float = -0.95
     """Resign threshold of generation 1; later generations use the calibrated one."""
+    resign_disabled_fraction: float = 0.1
+    """Self-play games in which neither side may resign (AlphaGo Zero's 10 %): they calibrate the next
+    generation's threshold, and only they are played out to the count; 1: every game played out, so
+    the nets train on the late positions where resigned games stop (where a value head that never
+    sees a group die goes on believing it lives)."""
     lr: float = 0.01
     """Learning rate of each generation's training (SGD with momentum)."""
     ladder_opponents: int = 2
@@ -163,6 +169,8 @@ class LoopSettings:
             raise ValueError(f"train_from must be one of {', '.join(TRAIN_FROM)}, not {self.train_from!r}")
         if not 0 <= self.value_mix <= 1:
             raise ValueError(f"value_mix must be in [0, 1], not {self.value_mix}")
+        if not 0 <= self.resign_disabled_fraction <= 1:
+            raise ValueError(f"resign_disabled_fraction must be in [0, 1], not {self.resign_disabled_fraction}")
         if self.reanalyse < 0 or not 0 <= self.reanalyse_expert <= 1:
             raise ValueError(f"reanalyse must be >= 0 and reanalyse_expert in [0, 1], not {self.reanalyse} "
                              f"and {self.reanalyse_expert}")
@@ -259,6 +267,8 @@ def selfplay_search(settings: LoopSettings) -> dict[str, Any]:
         options["fast_sims"] = max(1, round(settings.sims * settings.fast_sims_fraction))
     if settings.forced_playouts:
         options["forced_playouts"] = True
+    if settings.resign_disabled_fraction != OPTIONAL_DEFAULTS["resign_disabled_fraction"]:
+        options["resign_disabled_fraction"] = settings.resign_disabled_fraction
     return options
 
 
@@ -266,8 +276,8 @@ RESUMABLE = frozenset({"generations", "loader_workers", "train_from", "value_mix
                        "expert_share_generations"})
 """Settings a rerun of a loop may change (train_from: only how the next candidates start; the expert
 share's schedule: the share of the generations still to train)."""
-BETWEEN_GENERATIONS = frozenset({"games", "sims", "reanalyse", "reanalyse_expert"})
+BETWEEN_GENERATIONS = frozenset({"games", "sims", "reanalyse", "reanalyse_expert", "resign_disabled_fraction"})
 """Settings a rerun may change only while no generation is under way (`flows.loop_driver`): how the
 generations still to come are played (their self-play games and simulations, gates at those
-simulations, reanalysis). A copy of a loop's data dir can so go on with more search or more games
+simulations, reanalysis, how many games are played out without resigning). A copy of a loop's data dir can so go on with more search or more games
 than the loop it was copied from: an A/B of those levers from one champion."""

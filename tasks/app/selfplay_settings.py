@@ -35,6 +35,8 @@ class SelfPlaySettings:
     """Move cap per game (None: the search's default, 3*N*N)."""
     resign_threshold: float | None = -0.9
     """Resign below this root value; None never."""
+    resign_disabled_fraction: float = 0.1
+    """Share of games neither side may resign (they calibrate the threshold); recorded unless 0.1."""
     torch_threads: int | None = 1
     """Torch threads per task (pool workers share the cores); not recorded."""
     device: str = "cpu"
@@ -77,6 +79,8 @@ class SelfPlaySettings:
             options["gumbel_scale"] = self.gumbel_scale
         if self.pass_when_settled:
             options["pass_when_settled"] = True
+        if self.resign_disabled_fraction != 0.1:
+            options["resign_disabled_fraction"] = self.resign_disabled_fraction
         return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
                 "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold,
                 **options}

@@ -85,6 +85,8 @@ class StrongSettings:
     for training (LoopSettings.reanalyse: MuZero Reanalyze, and the expert games re-searched); 0: off."""
     reanalyse_expert: float = 0.5
     """The share of those positions from the expert games, the rest from earlier self-play games."""
+    resign_disabled_fraction: float = 0.1
+    """Self-play games played out without resigning (LoopSettings.resign_disabled_fraction); 1: all."""
     pass_when_settled: bool = True
     """Self-play may pass once the board is settled, as the GNU Go games it imitates do."""
     train_from: str = "latest"
@@ -151,11 +153,13 @@ class StrongSettings:
                             pass_when_settled=self.pass_when_settled, train_from=self.train_from,
                             value_mix=self.value_mix, expert_share_final=self.expert_share_final,
                             expert_share_generations=self.expert_share_generations,
-                            reanalyse=self.reanalyse, reanalyse_expert=self.reanalyse_expert, cpu_bf16=self.cpu_bf16)
+                            reanalyse=self.reanalyse, reanalyse_expert=self.reanalyse_expert, cpu_bf16=self.cpu_bf16,
+                            resign_disabled_fraction=self.resign_disabled_fraction)
 
     def record(self) -> dict[str, Any]:
         """The settings as the recipe's record keeps them (lists for tuples; pass_when_settled,
-        reanalysis and cpu_bf16 only when on: runs recorded before them resume unchanged)."""
+        reanalysis, cpu_bf16 and a resign_disabled_fraction other than 0.1 only when set: runs recorded before
+        them resume unchanged)."""
         record = {key: list(value) if isinstance(value, tuple) else value
                   for key, value in dataclasses.asdict(self).items()}
         if not self.pass_when_settled:
@@ -170,6 +174,8 @@ class StrongSettings:
             del record["reanalyse"], record["reanalyse_expert"]
         if not self.cpu_bf16:
             del record["cpu_bf16"]
+        if self.resign_disabled_fraction == 0.1:
+            del record["resign_disabled_fraction"]
         return record
 
 

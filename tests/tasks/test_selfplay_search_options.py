@@ -108,3 +108,23 @@ def test_a_rerun_takes_the_recorded_playout_cap_with_its_shares(tmp_path: Path):
     assert (other.full_search_prob, other.fast_sims_fraction) == (0.75, 0.125)  # a share set otherwise is kept ...
     with pytest.raises(LoopError, match="full_search_prob"):
         loops.claim(tmp_path, "capped", loop_record(other), RESUMABLE)  # ... and refused as another loop
+
+
+def test_games_played_out_without_resigning_reach_the_batch_and_its_record(data_dir: Path):
+    """`resign_disabled_fraction` 1: no game resigns, even where every position reads lost (a uniform
+    net's value 0 under a threshold of 0.5); loops recorded before the option resume unchanged."""
+    eager = {**TINY, "resign_threshold": 0.5}
+    resigning = selfplay_games.fn(SelfPlaySettings("uniform", 4, **eager), 6, 1, 7, str(data_dir))
+    played_out = selfplay_games.fn(SelfPlaySettings("uniform", 4, resign_disabled_fraction=1.0, **eager),
+                                   6, 2, 7, str(data_dir))
+    assert resigning.counts.resignations > 0 and played_out.counts.resignations == 0
+    assert played_out.counts.no_resign_games == 6 and played_out.counts.would_resign == 6
+    assert json.loads(sidecar_path(data_dir, 2, 7).read_text())["settings"]["resign_disabled_fraction"] == 1.0
+    assert "resign_disabled_fraction" not in SelfPlaySettings("uniform", 4, **eager).recorded(6)
+    loop = LoopSettings(resign_disabled_fraction=1.0).resolved(None)
+    assert selfplay_search(loop)["resign_disabled_fraction"] == 1.0
+    assert loop_record(loop)["resign_disabled_fraction"] == 1.0
+    assert "resign_disabled_fraction" not in loop_record(LoopSettings().resolved(None))
+    assert "resign_disabled_fraction" not in selfplay_search(LoopSettings().resolved(None))
+    with pytest.raises(ValueError, match="resign_disabled_fraction"):
+        LoopSettings(resign_disabled_fraction=1.5)

@@ -119,9 +119,9 @@ def test_a_rerun_may_change_self_plays_search_and_games_only_between_generations
     base = StrongSettings()
     claim_recipe(base, tmp_path)
     loops.record_step(tmp_path, base.name, 1, "start", {})  # generation 1 of the recipe's loop begun
-    more = StrongSettings(sims=128, games=400, reanalyse=200)
-    with pytest.raises(loops.LoopError, match="may change games, reanalyse, reanalyse_expert, sims only between "
-                                              "generations: generation 1 is under way"):
+    more = StrongSettings(sims=128, games=400, reanalyse=200, resign_disabled_fraction=1.0)
+    with pytest.raises(loops.LoopError, match="may change games, reanalyse, reanalyse_expert, resign_disabled_fraction, "
+                                              "sims only between generations: generation 1 is under way"):
         claim_recipe(more, tmp_path)
     assert loops.read_settings(tmp_path, base.recipe)["sims"] == 64  # the record unchanged
     claim_recipe(StrongSettings(budget_cpu_hours=8), tmp_path)  # a budget may change mid-generation
@@ -130,5 +130,8 @@ def test_a_rerun_may_change_self_plays_search_and_games_only_between_generations
     claim_recipe(more, tmp_path)
     assert {k: loops.read_settings(tmp_path, base.recipe)[k] for k in ("sims", "games", "reanalyse")} == \
         {"sims": 128, "games": 400, "reanalyse": 200}
+    assert loops.read_settings(tmp_path, base.recipe)["resign_disabled_fraction"] == 1.0
+    assert more.loop_settings("models:/g/1").resign_disabled_fraction == 1.0
+    assert "resign_disabled_fraction" not in base.record()  # runs recorded before it resume unchanged
     with pytest.raises(loops.LoopError, match="runs with other lr"):
         claim_recipe(StrongSettings(sims=128, games=400, reanalyse=200, lr=0.01), tmp_path)
