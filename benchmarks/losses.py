@@ -12,8 +12,12 @@ how many were sudden collapses (0.5 or more within the 8 plies before the decisi
 slides; for the wins, how many A ever thought lost (0.3 or less). The numbers say whether a net
 loses by misjudging positions it thinks won (a blind spot its search cannot repair: more search
 or a score utility is the wrong cure when the value and score heads are both sure) or by being
-outplayed from the start. `--csv` keeps the per-game table. The review search plays no moves and
-writes nothing into the data dir.
+outplayed from the start. With a net that has the ownership head, also what it believed at the
+last position A was to move and its raw value read the game won (0.8, a 90 % win rate: `SURE`): how
+many of A's stones there it counted A's (ownership 0.5 or more) were GNU Go's at the end, dead; many
+in the losses and none in the wins say the net loses groups it believes alive (a life-and-death
+blind spot of the value and ownership heads alike). `--csv` keeps the per-game table. The review
+search plays no moves and writes nothing into the data dir.
 """
 
 from __future__ import annotations
@@ -24,8 +28,13 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+import numpy as np
+
 WINDOW = 8
 """Plies before the decision in which a sudden collapse had A at 0.5 or more."""
+SURE, COUNTED, DEAD_GROUP = 0.8, 0.5, 3
+"""A raw value this high reads the game won; ownership this high counts a point A's; this many stones
+counted A's and dead at the end make a game's blind spot."""
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -54,6 +63,8 @@ class GameVerdict:
     lowest: float
     before_decision: float | None  # lost: A's highest win rate in the WINDOW plies before; won: its lowest
     result: str
+    sure_ply: int | None = None  # the last ply (A to move) whose raw value read A winning (SURE); None: never
+    dead_counted_alive: int | None = None  # A's stones there the ownership head counted A's that died
 
 
 def judge(game: int, winrates: Sequence[float], lost: bool, result: str = "") -> GameVerdict:
@@ -64,6 +75,20 @@ def judge(game: int, winrates: Sequence[float], lost: bool, result: str = "") ->
     before = (max(window) if lost else min(window)) if window else None
     return GameVerdict(game, lost, len(winrates), decided, max(winrates, default=0.5), min(winrates, default=0.5),
                        before, result)
+
+
+def blind_spot(values: Sequence[float], ownership: np.ndarray, stones: np.ndarray,
+               final: np.ndarray) -> tuple[int | None, int | None]:
+    """(index of the last of A's positions whose raw value is SURE, the stones of A there that the
+    ownership head counted A's and that `final` gives the opponent), or (None, None) if A was never
+    sure. `values` (P,), `ownership` (P, N*N) and `stones` (P, N*N) are A's view of A's positions
+    (+1 A's), `final` (N*N,) the final owners in A's view."""
+    sure = [k for k, value in enumerate(values) if value >= SURE]
+    if not sure:
+        return None, None
+    k = sure[-1]
+    died = (stones[k] == 1) & (ownership[k] >= COUNTED) & (final == -1)
+    return k, int(died.sum())
 
 
 def summary(verdicts: Sequence[GameVerdict]) -> list[str]:
@@ -80,6 +105,13 @@ def summary(verdicts: Sequence[GameVerdict]) -> list[str]:
             f"{sum((v.before_decision or 0) >= 0.5 for v in losses)} of {len(losses)}",
             f"decided at ply (median): {decided[len(decided) // 2] if decided else '-'} "
             f"of {sorted(v.plies for v in losses)[len(losses) // 2]} (median length)"]
+    judged = [v for v in verdicts if v.dead_counted_alive is not None]
+    if judged:
+        lines.append(f"games with >= {DEAD_GROUP} of A's stones counted A's at its last sure position (raw value >= "
+                     f"{SURE}) that died: " + ", ".join(
+                         f"{sum(v.dead_counted_alive >= DEAD_GROUP for v in part)} of the {len(part)} {kind} it was "
+                         f"sure in" for kind, part in (("losses", [v for v in judged if v.lost]),
+                                                       ("wins", [v for v in judged if not v.lost]))))
     if wins:
         decided = sorted(v.decided_at for v in wins if v.decided_at is not None)
         lines.append(f"wins A had thought lost (<= 0.3 at some point): {sum(v.lowest <= 0.3 for v in wins)} of "
@@ -99,10 +131,25 @@ def player_a_model(data: Path | None, match: str) -> str:
     return parsed.command[0] if parsed.command else spec
 
 
+def raw_blind_spot(evaluator: object, positions: Sequence[object], a_color: int, verdict: GameVerdict) -> GameVerdict:
+    """`verdict` with `blind_spot` of A's positions of the game (`positions`: before each move and
+    after the last), by the raw net (no search)."""
+    from dataclasses import replace
+
+    mine = [i for i, position in enumerate(positions[:-1]) if position.to_play == a_color]
+    if not mine:
+        return verdict
+    aux = evaluator.evaluate_aux([positions[i] for i in mine])
+    stones = np.stack([positions[i].stones.reshape(-1) * a_color for i in mine])
+    final = positions[-1].ownership().reshape(-1) * a_color
+    k, died = blind_spot(aux.values, aux.ownership, stones, final)
+    return replace(verdict, sure_ply=None if k is None else mine[k], dead_counted_alive=died)
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     from benchmarks.paired import match_rows
-    from gocore.nn.inference import NetEvaluator
+    from gocore.nn.inference import NetEvaluator, has_ownership
     from gocore.rules import sgf
     from gocore.search.review import ReviewSettings, review_game
     from storage import layout, matches
@@ -118,9 +165,13 @@ def main(argv: list[str] | None = None) -> int:
     verdicts = []
     for index, row in sorted(match_rows(data, args.match).items()):
         record = read_game(matches.sgf_path(folder, index))
-        reviews = review_game(evaluator, sgf.replay(record), record.moves, settings, None)
+        positions = sgf.replay(record)
+        reviews = review_game(evaluator, positions, record.moves, settings, None)
         mine = [r.winrate_before if r.color == row["a_color"] else 1 - r.winrate_before for r in reviews]
-        verdicts.append(judge(index, mine, row["a_score"] < 1, row["result"]))
+        verdict = judge(index, mine, row["a_score"] < 1, row["result"])
+        if has_ownership(evaluator):
+            verdict = raw_blind_spot(evaluator, positions, int(row["a_color"]), verdict)
+        verdicts.append(verdict)
         print(f"game {index}: {verdicts[-1]}", flush=True)
     print(f"\nmatch {args.match}, judged by {loaded.version} at {args.visits} visits a position")
     print("\n".join(summary(verdicts)))

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
-from benchmarks.losses import GameVerdict, judge, main, parse_args, summary
+from benchmarks.losses import GameVerdict, blind_spot, judge, main, parse_args, summary
 
 
 def test_a_loss_the_net_thought_won_is_a_sudden_collapse():
@@ -28,6 +29,21 @@ def test_the_summary_counts_losses_thought_won_and_wins_thought_lost():
     assert isinstance(verdicts[0], GameVerdict)
 
 
+def test_the_blind_spot_counts_stones_the_net_counted_alive_at_its_last_sure_position_that_died():
+    """Four points; A's view. At A's second position (the last with a value >= 0.8) A has stones on
+    points 0, 1 and 2, counted its own on 0 and 1 (point 2 at 0.4); at the end the opponent owns 0 and 2."""
+    values = [0.9, 0.85, 0.3]
+    ownership = np.array([[0.9, 0.9, 0.9, 0.0], [0.9, 0.6, 0.4, -0.9], [0.0, 0.0, 0.0, 0.0]])
+    stones = np.array([[1, 0, 0, 0], [1, 1, 1, -1], [1, 1, 1, -1]])
+    final = np.array([-1, 1, -1, -1])
+    assert blind_spot(values, ownership, stones, final) == (1, 1)  # point 0: counted A's, died
+    assert blind_spot([0.5, 0.7], ownership[:2], stones[:2], final) == (None, None)  # never sure
+    lines = summary([GameVerdict(0, True, 9, 5, 0.99, 0.01, 0.9, "B+9.5", 4, 5),
+                     GameVerdict(1, False, 9, 5, 0.99, 0.4, 0.6, "W+9.5", 6, 0),
+                     GameVerdict(2, True, 9, 5, 0.6, 0.01, 0.5, "B+2.5")])  # never sure: not counted
+    assert "that died: 1 of the 1 losses it was sure in, 0 of the 1 wins it was sure in" in lines[-2]
+
+
 def test_visits_must_be_positive(capsys):
     with pytest.raises(SystemExit):
         parse_args(["m", "--visits", "0"])
@@ -41,7 +57,8 @@ def test_a_real_match_is_judged_game_by_game(tmp_path, capsys):
     from storage.checkpoints import save_model
     from tasks.app.evaluate import MatchSettings, play_match_here
 
-    config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16)
+    config = NetConfig(board_size=5, in_planes=17, encoder="agz17", blocks=1, filters=8, value_hidden=16,
+                       aux_heads=True)
     net = str(save_model(tmp_path / "net", build_net(config), config.to_dict()))
     data = tmp_path / "data"
     match = data / "matches" / "tiny"
@@ -51,6 +68,7 @@ def test_a_real_match_is_judged_game_by_game(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "4 games:" in out and "judged by" in out
     assert len(csv.read_text().splitlines()) == 5  # a header and the 4 games
+    assert "dead_counted_alive" in csv.read_text().splitlines()[0]
     play_match_here(str(data / "matches" / "rnd"), MatchSettings("random", net, 2, 2, MatchConfig(size=5, max_moves=10)),
                     0.55, None)
     with pytest.raises(SystemExit, match="is not a net"):
