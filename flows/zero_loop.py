@@ -195,8 +195,8 @@ def _selfplay(settings: LoopSettings, data: Path, generation: int, player: Model
 def _reanalyse(settings: LoopSettings, data: Path, generation: int, player: ModelRef, workers: int | None,
                dask_address: str | None, device: str = "cpu") -> dict[str, Any]:
     """The champion's new search of positions of earlier games (subflow `reanalyse`), nets on `device`."""
-    full = {name: value for name, value in selfplay_search(settings).items()
-            if name not in ("full_search_prob", "fast_sims", "forced_playouts", "resign_disabled_fraction")}  # every search full, no noise
+    never = ("full_search_prob", "fast_sims", "forced_playouts", "resign_disabled_fraction")  # no game is played
+    full = {name: value for name, value in selfplay_search(settings).items() if name not in never}  # full, no noise
     searched = SelfPlaySettings(player.uri, settings.sims, size=settings.size, komi=settings.komi,
                                 resign_threshold=None, run=settings.loop, device=device, **full)
     run = reanalyse.with_options(task_runner=task_runner(workers, dask_address))

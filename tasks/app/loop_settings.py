@@ -279,5 +279,6 @@ share's schedule: the share of the generations still to train)."""
 BETWEEN_GENERATIONS = frozenset({"games", "sims", "reanalyse", "reanalyse_expert", "resign_disabled_fraction"})
 """Settings a rerun may change only while no generation is under way (`flows.loop_driver`): how the
 generations still to come are played (their self-play games and simulations, gates at those
-simulations, reanalysis, how many games are played out without resigning). A copy of a loop's data dir can so go on with more search or more games
-than the loop it was copied from: an A/B of those levers from one champion."""
+simulations, reanalysis, how many games are played out without resigning). A copy of a loop's data
+dir can so go on with more search or more games than the loop it was copied from: an A/B of those
+levers from one champion."""
