@@ -25,7 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -134,8 +134,6 @@ def player_a_model(data: Path | None, match: str) -> str:
 def raw_blind_spot(evaluator: object, positions: Sequence[object], a_color: int, verdict: GameVerdict) -> GameVerdict:
     """`verdict` with `blind_spot` of A's positions of the game (`positions`: before each move and
     after the last), by the raw net (no search)."""
-    from dataclasses import replace
-
     mine = [i for i, position in enumerate(positions[:-1]) if position.to_play == a_color]
     if not mine:
         return verdict

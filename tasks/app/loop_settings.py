@@ -18,7 +18,7 @@ from typing import Any
 from gocore.nn.features import get_encoder
 from gocore.search.gumbel import root_search
 from storage import loops, registry
-from tasks.app.selfplay_settings import FORCED_NEEDS_PUCT
+from tasks.app.selfplay_settings import FORCED_NEEDS_PUCT, RESIGN_DISABLED_FRACTION
 
 GATES = ("sprt", "fixed", "off")
 LR_SCHEDULES = ("constant", "cosine")
@@ -26,7 +26,7 @@ TRAIN_FROM = ("champion", "latest")
 OPTIONAL_DEFAULTS: dict[str, Any] = {"encoder": "agz17", "gumbel_scale": 1.0, "lr_schedule": "constant",
                                      "pass_when_settled": False, "loader_workers": 0, "train_from": "champion",
                                      "value_mix": 0.0, "reanalyse": 0, "cpu_bf16": False,
-                                     "resign_disabled_fraction": 0.1}
+                                     "resign_disabled_fraction": RESIGN_DISABLED_FRACTION}
 """Settings loop.json records only when they differ from these (loops recorded before them resume
 unchanged); `expert_share` is recorded with `expert` only, its schedule only when set,
 `reanalyse_expert` only with both `reanalyse` and `expert`."""
@@ -75,7 +75,7 @@ class LoopSettings:
     """Most games a gate plays."""
     resign_threshold: float = -0.95
     """Resign threshold of generation 1; later generations use the calibrated one."""
-    resign_disabled_fraction: float = 0.1
+    resign_disabled_fraction: float = RESIGN_DISABLED_FRACTION
     """Self-play games in which neither side may resign (AlphaGo Zero's 10 %): they calibrate the next
     generation's threshold, and only they are played out to the count; 1: every game played out, so
     the nets train on the late positions where resigned games stop (where a value head that never

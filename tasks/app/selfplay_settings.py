@@ -12,6 +12,8 @@ from typing import Any
 FORCED_NEEDS_PUCT = ("forced playouts are a PUCT technique (Gumbel's sequential halving decides every root "
                      "visit itself): add --search puct to --forced-playouts")
 """Why forced playouts and the Gumbel root search are refused together (self-play and the loop)."""
+RESIGN_DISABLED_FRACTION = 0.1
+"""AlphaGo Zero's share of self-play games neither side may resign; settings record another share only."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -35,7 +37,7 @@ class SelfPlaySettings:
     """Move cap per game (None: the search's default, 3*N*N)."""
     resign_threshold: float | None = -0.9
     """Resign below this root value; None never."""
-    resign_disabled_fraction: float = 0.1
+    resign_disabled_fraction: float = RESIGN_DISABLED_FRACTION
     """Share of games neither side may resign (they calibrate the threshold); recorded unless 0.1."""
     torch_threads: int | None = 1
     """Torch threads per task (pool workers share the cores); not recorded."""
@@ -79,7 +81,7 @@ class SelfPlaySettings:
             options["gumbel_scale"] = self.gumbel_scale
         if self.pass_when_settled:
             options["pass_when_settled"] = True
-        if self.resign_disabled_fraction != 0.1:
+        if self.resign_disabled_fraction != RESIGN_DISABLED_FRACTION:
             options["resign_disabled_fraction"] = self.resign_disabled_fraction
         return {"model": self.model, "games": games, "sims": self.sims, "size": self.size, "komi": self.komi,
                 "encoder": self.encoder, "max_moves": self.max_moves, "resign_threshold": self.resign_threshold,

@@ -18,6 +18,7 @@ from gocore.nn.features import get_encoder
 from gocore.nn.training import TrainConfig
 from storage.gnugo_source import parse_gnugo_source
 from tasks.app.loop_settings import LoopSettings
+from tasks.app.selfplay_settings import RESIGN_DISABLED_FRACTION
 
 RESUMABLE = frozenset({"budget_cpu_hours", "generations", "anchor_games", "anchor_every", "train_from", "value_mix",
                        "cpu_bf16", "expert_share_final", "expert_share_generations"})
@@ -85,7 +86,7 @@ class StrongSettings:
     for training (LoopSettings.reanalyse: MuZero Reanalyze, and the expert games re-searched); 0: off."""
     reanalyse_expert: float = 0.5
     """The share of those positions from the expert games, the rest from earlier self-play games."""
-    resign_disabled_fraction: float = 0.1
+    resign_disabled_fraction: float = RESIGN_DISABLED_FRACTION
     """Self-play games played out without resigning (LoopSettings.resign_disabled_fraction); 1: all."""
     pass_when_settled: bool = True
     """Self-play may pass once the board is settled, as the GNU Go games it imitates do."""
@@ -174,7 +175,7 @@ class StrongSettings:
             del record["reanalyse"], record["reanalyse_expert"]
         if not self.cpu_bf16:
             del record["cpu_bf16"]
-        if self.resign_disabled_fraction == 0.1:
+        if self.resign_disabled_fraction == RESIGN_DISABLED_FRACTION:
             del record["resign_disabled_fraction"]
         return record
 
